@@ -1,0 +1,63 @@
+"""The `advisor` entry point: commands, and exit codes as DESIGN.md sets them
+(0 clean, 1 findings at --fail-on, 2 usage/IO/format error, 101 internal)."""
+
+from __future__ import annotations
+
+import sys
+
+import typer
+
+from advisor.cli.console import err
+from advisor.cli.ingest_cmd import ingest
+from advisor.cli.sql_cmd import sql
+from advisor.errors import AdvisorError
+
+app = typer.Typer(
+    name="advisor",
+    help="Writeback Advisor: SQL over kernel writeback captures, diagnosis and what-if replay.",
+    no_args_is_help=True,
+    add_completion=True,
+    pretty_exceptions_enable=False,
+)
+app.command()(ingest)
+app.command()(sql)
+
+INTERNAL_ERROR = 101
+
+
+def run(argv: list[str] | None = None) -> int:
+    """Run the CLI; user errors become one line on stderr and exit 2."""
+    try:
+        # Without standalone mode Click hands back typer.Exit codes as the result.
+        code = app(args=argv, prog_name="advisor", standalone_mode=False)
+        return code if isinstance(code, int) else 0
+    except AdvisorError as e:
+        err.print(f"[red]advisor: error:[/] {e}", markup=True, highlight=False, soft_wrap=True)
+        return e.exit_code
+    except typer.Exit as e:
+        return e.exit_code
+    except typer.Abort:
+        err.print("aborted")
+        return 130
+    except KeyboardInterrupt:
+        err.print("interrupted")
+        return 130
+    except Exception as e:  # noqa: BLE001 - the last line of defence
+        import click
+
+        if isinstance(e, click.ClickException):
+            e.show(file=sys.stderr)
+            return e.exit_code
+        import traceback
+
+        traceback.print_exc()
+        err.print(f"[red]advisor: internal error ({type(e).__name__}); please report it with the traceback above[/]")
+        return INTERNAL_ERROR
+
+
+def main() -> None:
+    sys.exit(run())
+
+
+if __name__ == "__main__":
+    main()

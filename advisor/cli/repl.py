@@ -1,0 +1,148 @@
+"""The interactive SQL shell of `advisor sql` (no query given)."""
+
+from __future__ import annotations
+
+import os
+import time
+
+from rich.table import Table
+
+from advisor.cli.console import err, out
+from advisor.cli.results import FORMATS, run_query, write
+from advisor.errors import AdvisorError
+from advisor.store.cache import cache_dir
+
+HELP = """\
+Statements end with ';' and may span lines. Commands:
+  .tables            tables and views with row counts
+  .schema [NAME]     columns of a table or view (all when no name)
+  .info              facts about the capture (trace_info)
+  .stats             non-zero parse statistics (lost events, damage)
+  .mode FORMAT       output: table, csv or json
+  .timer on|off      print how long each query took
+  .help              this text
+  .quit              leave (Ctrl-D works too)"""
+
+
+def _history():
+    try:
+        import readline
+    except ImportError:  # pragma: no cover - not on Linux
+        return None
+    path = cache_dir() / "sql_history"
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if path.exists():
+            readline.read_history_file(path)
+    except OSError:
+        return None
+    readline.set_history_length(2000)
+    return readline, path
+
+
+class Shell:
+    def __init__(self, con, max_rows: int):
+        self.con = con
+        self.mode = "table"
+        self.timer = False
+        self.max_rows = max_rows
+
+    def command(self, line: str) -> bool:
+        """Run a dot command; False to quit."""
+        parts = line.split()
+        cmd, args = parts[0], parts[1:]
+        if cmd in (".quit", ".exit", ".q"):
+            return False
+        if cmd == ".help":
+            err.print(HELP)
+        elif cmd == ".tables":
+            self.tables()
+        elif cmd == ".schema":
+            self.schema(args[0] if args else None)
+        elif cmd == ".info":
+            self.sql("SELECT key, value FROM trace_info ORDER BY key")
+        elif cmd == ".stats":
+            self.sql("SELECT * FROM parse_stats WHERE count > 0 AND severity <> 'info' ORDER BY name, cpu")
+        elif cmd == ".mode" and args and args[0] in FORMATS[:3]:
+            self.mode = args[0]
+        elif cmd == ".timer" and args and args[0] in ("on", "off"):
+            self.timer = args[0] == "on"
+        else:
+            err.print(f"[red]unknown command {line!r}[/] (.help lists them)")
+        return True
+
+    def tables(self) -> None:
+        rows = self.con.execute(
+            "SELECT table_name, table_type FROM information_schema.tables"
+            " WHERE table_schema = 'main' ORDER BY table_type DESC, table_name"
+        ).fetchall()
+        t = Table(show_edge=False, header_style="bold")
+        t.add_column("name")
+        t.add_column("kind")
+        t.add_column("rows", justify="right")
+        for name, kind in rows:
+            n = self.con.execute(f'SELECT count(*) FROM "{name}"').fetchone()[0]
+            t.add_row(name, "view" if kind == "VIEW" else "table", f"{n:,}")
+        out.print(t)
+
+    def schema(self, name: str | None) -> None:
+        where = "table_schema = 'main'" + (" AND table_name = ?" if name else "")
+        rows = self.con.execute(
+            f"SELECT table_name, column_name, data_type FROM information_schema.columns WHERE {where}"
+            " ORDER BY table_name, ordinal_position",
+            [name] if name else [],
+        ).fetchall()
+        if not rows:
+            err.print(f"[red]no table or view named {name!r}[/]")
+            return
+        t = Table(show_edge=False, header_style="bold")
+        for c in ("table", "column", "type"):
+            t.add_column(c)
+        for r in rows:
+            t.add_row(*r)
+        out.print(t)
+
+    def sql(self, query: str) -> None:
+        started = time.perf_counter()
+        try:
+            cur = run_query(self.con, query)
+            n = write(cur, self.mode, None, self.max_rows)
+        except AdvisorError as e:
+            err.print(f"[red]error:[/] {e}")
+            return
+        if self.timer:
+            err.print(f"[dim]{n} rows in {time.perf_counter() - started:.3f} s[/]")
+
+    def loop(self) -> None:
+        hist = _history()
+        err.print("[bold]advisor sql[/]: SQL over the capture; .help for commands, Ctrl-D to quit.")
+        buf: list[str] = []
+        try:
+            while True:
+                try:
+                    line = input("   ...> " if buf else "advisor> ")
+                except EOFError:
+                    err.print()
+                    break
+                except KeyboardInterrupt:
+                    err.print()
+                    buf = []
+                    continue
+                if not buf and line.strip().startswith("."):
+                    if not self.command(line.strip()):
+                        break
+                    continue
+                buf.append(line)
+                text = "\n".join(buf).strip()
+                if text.endswith(";"):
+                    buf = []
+                    self.sql(text)
+                elif not text:
+                    buf = []
+        finally:
+            if hist:
+                readline, path = hist
+                try:
+                    readline.write_history_file(path)
+                except OSError:
+                    pass

@@ -1,0 +1,213 @@
+"""Build a store from one trace file.
+
+The parser runs on its own thread and hands over record batches (Arrow
+PyCapsule streams); each is read once into its DuckDB table. Event tables
+hold what was decoded (schema `raw`); the user-facing tables of the data
+contract are views in the main schema that add the task name and thread
+group from `tasks` (see views.py).
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import os
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+import duckdb
+import pyarrow as pa
+
+from advisor import parsers
+from advisor.errors import AdvisorError, TraceIOError
+from advisor.store import views
+from advisor.store.ddl import create_table, ident
+
+#: Bump when the layout of the store changes (invalidates cached stores).
+STORE_VERSION = 1
+
+#: Tables the parser emits besides event tables (created in the main schema).
+SIDE_TABLES = {"tasks", "lost_events", "unknown_events"}
+
+Progress = Callable[[int, int], None]
+
+
+@dataclass
+class IngestResult:
+    trace: Path
+    store: Path
+    digest: str
+    cached: bool
+    seconds: float
+    info: dict[str, str]
+    events_by_type: dict[str, int]
+    stats: list[tuple] = field(default_factory=list)
+    damaged: bool = False
+    damage: list[str] = field(default_factory=list)
+
+    @property
+    def events(self) -> int:
+        return sum(self.events_by_type.values())
+
+    def stat_total(self, name: str) -> int:
+        return sum(s[3] for s in self.stats if s[0] == name)
+
+    @property
+    def lost_events(self) -> int:
+        """Events the kernel reported dropping (sum of the counts it stored)."""
+        return self.stat_total("lost_events")
+
+    @property
+    def data_loss(self) -> list[tuple]:
+        return [s for s in self.stats if s[2] == "data_loss" and s[3] > 0]
+
+
+def _schema(reader) -> pa.Schema:
+    return pa.schema(reader)
+
+
+def ingest_trace(trace: Path, store: Path, digest: str | None = None, progress: Progress | None = None) -> IngestResult:
+    """Parse `trace` into a new DuckDB database at `store`.
+
+    The database is written under a temporary name and renamed into place
+    only when complete, so an interrupted ingest never leaves a store that
+    looks finished.
+    """
+    started = time.perf_counter()
+    trace = Path(trace)
+    digest = digest or parsers.file_digest(trace)
+    src = parsers.open_trace(trace)
+    tmp = store.with_name(f".{store.name}.{os.getpid()}.tmp")
+    for p in (tmp, Path(str(tmp) + ".wal")):
+        p.unlink(missing_ok=True)
+    store.parent.mkdir(parents=True, exist_ok=True)
+    con = duckdb.connect(str(tmp))
+    try:
+        result = _load(con, src, trace, digest, progress)
+        con.close()
+        os.replace(tmp, store)
+    except BaseException:
+        con.close()
+        tmp.unlink(missing_ok=True)
+        Path(str(tmp) + ".wal").unlink(missing_ok=True)
+        raise
+    result.store = store
+    result.seconds = time.perf_counter() - started
+    return result
+
+
+def _load(con, src, trace: Path, digest: str, progress: Progress | None) -> IngestResult:
+    specs = src.tables()
+    schemas = {s["name"]: _schema(s["empty"]) for s in specs}
+    con.execute("CREATE SCHEMA raw;")
+    # One statement for every table: per-statement overhead dominates small tables.
+    ddl = "\n".join(create_table(f"raw.{ident(name)}", sch) for name, sch in schemas.items())
+    if ddl:
+        con.execute(ddl)
+    rows: dict[str, int] = {name: 0 for name in schemas}
+    side: dict[str, pa.Schema] = {}
+    total = max(src.total_bytes, 1)
+    batches = src.batches()
+    for name, reader in batches:
+        if name in schemas:
+            con.execute(f"INSERT INTO raw.{ident(name)} SELECT * FROM reader")
+        elif name in side:
+            con.execute(f"INSERT INTO {ident(name)} SELECT * FROM reader")
+        else:
+            # Side tables, and event tables of text captures (no formats up front).
+            sch = _schema(reader)
+            target = ident(name) if name in SIDE_TABLES else f"raw.{ident(name)}"
+            con.execute(create_table(target, sch))
+            con.execute(f"INSERT INTO {target} SELECT * FROM reader")
+            if name in SIDE_TABLES:
+                side[name] = sch
+            else:
+                schemas[name] = sch
+                rows[name] = 0
+        if name in rows:
+            rows[name] += _last_insert_count(con)
+        if progress:
+            progress(batches.progress(), total)
+    report = batches.report() or {}
+    if progress:
+        progress(total, total)
+    if "tasks" not in side:
+        con.execute("CREATE TABLE tasks (pid INTEGER, comm VARCHAR, tgid INTEGER);")
+    info = dict(src.info())
+    info.update(_facts(trace, digest, report))
+    stats = [tuple(s) for s in report.get("stats", [])]
+    _write_meta(con, info, stats, specs, schemas, rows)
+    views.create(con, specs, schemas, rows)
+    return IngestResult(
+        trace=trace,
+        store=Path(),
+        digest=digest,
+        cached=False,
+        seconds=0.0,
+        info=info,
+        events_by_type={k: v for k, v in rows.items() if v},
+        stats=stats,
+        damaged=bool(report.get("damaged")),
+        damage=list(report.get("damage", [])),
+    )
+
+
+def _last_insert_count(con) -> int:
+    row = con.fetchone()
+    return int(row[0]) if row else 0
+
+
+def _facts(trace: Path, digest: str, report: dict) -> dict[str, str]:
+    first, last = report.get("first_ts"), report.get("last_ts")
+    facts = {
+        "source_file": str(trace),
+        "source_bytes": str(trace.stat().st_size),
+        "source_blake3": digest,
+        "parser_version": parsers.PARSER_VERSION,
+        "store_version": str(STORE_VERSION),
+        "ingested_at": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+        "events": str(report.get("events", 0)),
+        "partial": "true" if report.get("damaged") else "false",
+    }
+    if first is not None and last is not None:
+        facts.update(first_ts=str(first), last_ts=str(last), duration_ns=str(last - first))
+    return facts
+
+
+def _write_meta(con, info, stats, specs, schemas, rows) -> None:
+    con.execute("CREATE TABLE trace_info (key VARCHAR PRIMARY KEY, value VARCHAR);")
+    con.executemany("INSERT INTO trace_info VALUES (?, ?)", sorted(info.items()))
+    con.execute(
+        "CREATE TABLE parse_stats (name VARCHAR, cpu INTEGER, severity VARCHAR, count UBIGINT, description VARCHAR);"
+    )
+    if stats:
+        con.executemany("INSERT INTO parse_stats VALUES (?, ?, ?, ?, ?)", stats)
+    con.execute(
+        "CREATE TABLE event_formats (system VARCHAR, event VARCHAR, event_id UINTEGER, table_name VARCHAR,"
+        " events UBIGINT, fields STRUCT(name VARCHAR, type VARCHAR, \"offset\" UINTEGER, size UINTEGER, signed BOOLEAN)[],"
+        " print_fmt VARCHAR);"
+    )
+    fmt_rows = [
+        (
+            s["system"],
+            s["event"],
+            s["event_id"],
+            s["name"],
+            rows.get(s["name"], 0),
+            [dict(zip(("name", "type", "offset", "size", "signed"), f)) for f in s["fields"]],
+            s["print_fmt"],
+        )
+        for s in specs
+    ]
+    if fmt_rows:
+        con.executemany("INSERT INTO event_formats VALUES (?, ?, ?, ?, ?, ?, ?)", fmt_rows)
+
+
+def check_writable(path: Path) -> None:
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise TraceIOError(f"{path.parent}: cannot create directory: {e.strerror}") from None
+    if path.exists() and path.is_dir():
+        raise AdvisorError(f"{path}: is a directory")

@@ -1,0 +1,88 @@
+"""The user-facing views over the decoded tables.
+
+For each event type a view `<table>` in the main schema lists the common
+columns (id, ts, cpu, pid, tgid, comm, flags, preempt_count) then every
+field of the event. Columns the capture stores per event are passed
+through; `comm` and `tgid` of trace.dat captures come from `tasks`
+(saved_cmdlines: the last name the kernel saw for each pid). `events` is
+the union of every non-empty event table's common columns.
+"""
+
+from __future__ import annotations
+
+import pyarrow as pa
+
+from advisor.store.ddl import ident, literal
+
+COMMON = ("id", "ts", "cpu", "pid", "tgid", "comm", "flags", "preempt_count")
+_NULL_TYPES = {"tgid": "INTEGER", "comm": "VARCHAR"}
+
+
+def _common(spec: dict, alias: str) -> dict[str, str | None]:
+    """role → expression over the raw table, None where `tasks` supplies it."""
+    physical = set(spec["physical_common"])
+    return {
+        role: f"{alias}.{ident(name)}" if name in physical else None
+        for role, name in zip(COMMON, spec["common_names"])
+    }
+
+
+def _event_view(name: str, spec: dict, schema: pa.Schema) -> str:
+    common = _common(spec, "r")
+    cols = []
+    for role, out_name in zip(COMMON, spec["common_names"]):
+        expr = common[role] or (f"t.{role}" if role in _NULL_TYPES else "NULL")
+        cols.append(f"{expr} AS {ident(out_name)}")
+    physical = set(spec["physical_common"])
+    cols += [f"r.{ident(f.name)}" for f in schema if f.name not in physical]
+    return (
+        f"CREATE VIEW {ident(name)} AS SELECT {', '.join(cols)} FROM raw.{ident(name)} r"
+        f" LEFT JOIN tasks t ON t.pid = {common['pid']};"
+    )
+
+
+def _union_branch(name: str, spec: dict) -> str:
+    common = _common(spec, "r")
+    sel = []
+    for role in COMMON:
+        expr = common[role] or f"NULL::{_NULL_TYPES.get(role, 'UTINYINT')}"
+        sel.append(f"{expr} AS {role}")
+    sel.insert(6, f"{literal(spec['system'])} AS system")
+    sel.insert(7, f"{literal(spec['event'])} AS event")
+    return f"SELECT {', '.join(sel)} FROM raw.{ident(name)} r"
+
+
+def create(con, specs: list[dict], schemas: dict[str, pa.Schema], rows: dict[str, int]) -> None:
+    by_name = {s["name"]: s for s in specs}
+    statements = []
+    union = []
+    for name, schema in schemas.items():
+        spec = by_name.get(name) or _text_spec(name, schema)
+        statements.append(_event_view(name, spec, schema))
+        if rows.get(name):
+            union.append(_union_branch(name, spec))
+    if union:
+        statements.append(
+            "CREATE VIEW events AS SELECT u.id, u.ts, u.cpu, u.pid, COALESCE(u.tgid, t.tgid) AS tgid,"
+            " COALESCE(u.comm, t.comm) AS comm, u.system, u.event, u.flags, u.preempt_count FROM ("
+            + "\nUNION ALL ".join(union)
+            + ") u LEFT JOIN tasks t ON t.pid = u.pid;"
+        )
+    else:
+        statements.append(
+            "CREATE VIEW events AS SELECT NULL::UBIGINT AS id, NULL::BIGINT AS ts, NULL::INTEGER AS cpu,"
+            " NULL::INTEGER AS pid, NULL::INTEGER AS tgid, NULL::VARCHAR AS comm, NULL::VARCHAR AS system,"
+            " NULL::VARCHAR AS event, NULL::UTINYINT AS flags, NULL::UTINYINT AS preempt_count WHERE false;"
+        )
+    con.execute("\n".join(statements))
+
+
+def _text_spec(name: str, schema: pa.Schema) -> dict:
+    present = set(schema.names)
+    return {
+        "name": name,
+        "system": "",
+        "event": name,
+        "common_names": list(COMMON),
+        "physical_common": [c for c in COMMON if c in present],
+    }

@@ -1,0 +1,17 @@
+//! Writeback Advisor trace parsers: bytes in, Arrow record batches out.
+//!
+//! The parsers are plain Rust (tested with `cargo test`); the `python`
+//! feature adds the PyO3 module `advisor._parsers` (see `python.rs`).
+
+pub mod bytes;
+pub mod columns;
+pub mod error;
+pub mod format;
+pub mod stats;
+pub mod source;
+pub mod tables;
+pub mod text;
+pub mod tracedat;
+
+#[cfg(feature = "python")]
+mod python;

@@ -1,0 +1,196 @@
+//! The PyO3 module `advisor._parsers`: wiring only.
+//!
+//! `open_trace(path)` returns a `Trace` with the capture's facts and table
+//! descriptions; `Trace.batches()` decodes on a background thread and yields
+//! `(table_name, RecordBatchReader)` pairs whose readers export through the
+//! Arrow PyCapsule stream interface (`__arrow_c_stream__`).
+
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+
+use arrow_array::{RecordBatch, RecordBatchIterator};
+use crossbeam_channel::{bounded, Receiver};
+use pyo3::create_exception;
+use pyo3::exceptions::PyException;
+use pyo3::prelude::*;
+use pyo3::types::PyDict;
+use pyo3_arrow::PyRecordBatchReader;
+
+use crate::error::ParseError;
+use crate::source::{self, Limits, TraceSource};
+use crate::tracedat::decode::TableSpec;
+use crate::tracedat::RunReport;
+
+create_exception!(_parsers, ParseFailure, PyException, "A trace could not be parsed: args are (kind, message).");
+
+fn to_py(e: ParseError) -> PyErr {
+    ParseFailure::new_err((e.kind(), e.to_string()))
+}
+
+fn reader_of(batch: RecordBatch) -> PyRecordBatchReader {
+    let schema = batch.schema();
+    PyRecordBatchReader::new(Box::new(RecordBatchIterator::new(vec![Ok(batch)], schema)))
+}
+
+#[pyclass(module = "advisor._parsers")]
+struct Trace {
+    source: Mutex<Option<Box<dyn TraceSource>>>,
+    #[pyo3(get)]
+    format: &'static str,
+    #[pyo3(get)]
+    path: PathBuf,
+    #[pyo3(get)]
+    total_bytes: u64,
+    specs: Vec<TableSpec>,
+    info: Vec<(String, String)>,
+}
+
+#[pymethods]
+impl Trace {
+    /// Facts about the capture, as (key, value) pairs.
+    fn info(&self) -> Vec<(String, String)> {
+        self.info.clone()
+    }
+
+    /// Every event type the capture describes: list of dicts.
+    fn tables<'py>(&self, py: Python<'py>) -> PyResult<Vec<Bound<'py, PyDict>>> {
+        self.specs
+            .iter()
+            .map(|s| {
+                let d = PyDict::new(py);
+                d.set_item("name", &s.name)?;
+                d.set_item("system", &s.system)?;
+                d.set_item("event", &s.event)?;
+                d.set_item("event_id", s.event_id)?;
+                d.set_item("print_fmt", &s.print_fmt)?;
+                d.set_item("fields", s.fields.clone())?;
+                d.set_item("common_names", s.common_names.clone())?;
+                d.set_item("physical_common", s.physical_common.clone())?;
+                d.set_item("empty", reader_of(RecordBatch::new_empty(s.schema.clone())))?;
+                Ok(d)
+            })
+            .collect()
+    }
+
+    /// Start decoding; yields (table, reader) pairs. Can be called once.
+    #[pyo3(signature = (batch_rows=65536, max_pending_bytes=64 << 20))]
+    fn batches(&mut self, batch_rows: usize, max_pending_bytes: usize) -> PyResult<Batches> {
+        let src = self
+            .source
+            .lock()
+            .unwrap()
+            .take()
+            .ok_or_else(|| pyo3::exceptions::PyRuntimeError::new_err("batches() can only be called once"))?;
+        let (tx, rx) = bounded::<(String, RecordBatch)>(8);
+        let progress = Arc::new(AtomicU64::new(0));
+        let report: Arc<Mutex<Option<RunReport>>> = Arc::new(Mutex::new(None));
+        let (p, r) = (progress.clone(), report.clone());
+        let limits = Limits { batch_rows: batch_rows.max(1), max_pending_bytes };
+        let handle = std::thread::Builder::new()
+            .name("advisor-parse".into())
+            .spawn(move || {
+                let mut cancelled = false;
+                let rep = src.run(limits, &p, &mut |name, batch| {
+                    // The consumer went away (error or Ctrl-C): stop sending.
+                    if !cancelled && tx.send((name.to_string(), batch)).is_err() {
+                        cancelled = true;
+                    }
+                });
+                *r.lock().unwrap() = Some(rep);
+            })
+            .map_err(|e| pyo3::exceptions::PyRuntimeError::new_err(format!("cannot start parser thread: {e}")))?;
+        Ok(Batches { rx, progress, report, handle: Some(handle) })
+    }
+}
+
+#[pyclass(module = "advisor._parsers")]
+struct Batches {
+    rx: Receiver<(String, RecordBatch)>,
+    progress: Arc<AtomicU64>,
+    report: Arc<Mutex<Option<RunReport>>>,
+    handle: Option<std::thread::JoinHandle<()>>,
+}
+
+#[pymethods]
+impl Batches {
+    fn __iter__(slf: PyRef<'_, Self>) -> PyRef<'_, Self> {
+        slf
+    }
+
+    fn __next__(&mut self, py: Python<'_>) -> PyResult<Option<(String, PyRecordBatchReader)>> {
+        let rx = self.rx.clone();
+        match py.detach(move || rx.recv()) {
+            Ok((name, batch)) => Ok(Some((name, reader_of(batch)))),
+            Err(_) => {
+                if let Some(h) = self.handle.take() {
+                    if h.join().is_err() {
+                        return Err(pyo3::exceptions::PyRuntimeError::new_err("parser thread panicked"));
+                    }
+                }
+                Ok(None)
+            }
+        }
+    }
+
+    /// Bytes of event data consumed so far.
+    fn progress(&self) -> u64 {
+        self.progress.load(Ordering::Relaxed)
+    }
+
+    /// After iteration: dict with events, first_ts, last_ts, damaged,
+    /// damage (list of str) and stats (list of (name, cpu, severity, count, description)).
+    fn report<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyDict>>> {
+        let guard = self.report.lock().unwrap();
+        let Some(r) = guard.as_ref() else { return Ok(None) };
+        let d = PyDict::new(py);
+        d.set_item("events", r.events)?;
+        d.set_item("first_ts", r.first_ts)?;
+        d.set_item("last_ts", r.last_ts)?;
+        d.set_item("damaged", r.damaged)?;
+        d.set_item("damage", r.damage.clone())?;
+        let stats: Vec<(String, Option<i32>, &'static str, u64, String)> = r
+            .stats
+            .iter()
+            .map(|s| (s.name.clone(), s.cpu, s.severity.as_str(), s.count, s.description.clone()))
+            .collect();
+        d.set_item("stats", stats)?;
+        Ok(Some(d))
+    }
+}
+
+/// Open a trace file (format detected from its contents).
+#[pyfunction]
+fn open_trace(py: Python<'_>, path: PathBuf) -> PyResult<Trace> {
+    let p = path.clone();
+    let src = py.detach(move || source::open(&p)).map_err(to_py)?;
+    Ok(Trace {
+        format: src.format(),
+        total_bytes: src.total_bytes(),
+        specs: src.specs(),
+        info: src.info(),
+        source: Mutex::new(Some(src)),
+        path,
+    })
+}
+
+/// BLAKE3 hex digest of a file (the store's cache key).
+#[pyfunction]
+fn file_digest(py: Python<'_>, path: PathBuf) -> PyResult<String> {
+    py.detach(move || {
+        let mut h = blake3::Hasher::new();
+        h.update_mmap(&path).map(|h| h.finalize().to_hex().to_string())
+    })
+    .map_err(|e| pyo3::exceptions::PyOSError::new_err(e.to_string()))
+}
+
+#[pymodule]
+fn _parsers(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(open_trace, m)?)?;
+    m.add_function(wrap_pyfunction!(file_digest, m)?)?;
+    m.add_class::<Trace>()?;
+    m.add_class::<Batches>()?;
+    m.add("ParseFailure", m.py().get_type::<ParseFailure>())?;
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    Ok(())
+}

@@ -1,0 +1,125 @@
+//! The `key=value` fields of an event's printed text.
+//!
+//! Print formats are free text (`bdi 7:0: ino=12 index=0`), so only
+//! `key=value` tokens become fields; everything else stays in the printed
+//! text. When the text is made of pairs only (it starts with `key=`, as in
+//! `trace-cmd report -R`), a value runs on over following tokens that have
+//! no `=` (`comm=opt cgu.2`), and `ARRAY[..]` values are kept whole.
+//! Syscall entries print `name: value` pairs (`fd: 1, buf: 0x55..`).
+
+use super::line::EventKind;
+
+/// Event name and (key, value) pairs of one line.
+pub fn event_fields<'a>(kind: &EventKind<'a>) -> (String, Vec<(&'a str, &'a str)>) {
+    match kind {
+        EventKind::Named { name, info } => {
+            let pairs = if name.starts_with("sys_enter_") && !info.contains('=') {
+                colon_pairs(info)
+            } else if name.starts_with("sys_exit_") && !info.contains('=') && !info.is_empty() && !info.contains(' ') {
+                // trace-cmd prints a syscall exit as just its return value.
+                vec![("ret", *info)]
+            } else {
+                kv_pairs(info)
+            };
+            (name.to_string(), pairs)
+        }
+        EventKind::SyscallEnter { call, args } => {
+            (format!("sys_enter_{}", &call[4..]), colon_pairs(args))
+        }
+        EventKind::SyscallExit { call, ret } => (format!("sys_exit_{}", &call[4..]), vec![("ret", *ret)]),
+        EventKind::Function { func, parent } => ("function".to_string(), vec![("ip", *func), ("parent_ip", *parent)]),
+    }
+}
+
+fn is_key(k: &str) -> bool {
+    let b = k.as_bytes();
+    !b.is_empty()
+        && (b[0].is_ascii_alphabetic() || b[0] == b'_')
+        && b.iter().all(|c| c.is_ascii_alphanumeric() || *c == b'_')
+}
+
+/// `fd: 1, buf: 0x55, count: 0x10`.
+fn colon_pairs(s: &str) -> Vec<(&str, &str)> {
+    s.split(", ")
+        .filter_map(|p| {
+            let (k, v) = p.split_once(": ")?;
+            let k = k.trim();
+            is_key(k).then_some((k, v.trim()))
+        })
+        .collect()
+}
+
+/// Whitespace-separated `key=value` tokens (see the module comment).
+pub fn kv_pairs(info: &str) -> Vec<(&str, &str)> {
+    let pairs_only = info.split_once('=').is_some_and(|(k, _)| is_key(k));
+    let mut out: Vec<(&str, &str)> = Vec::new();
+    // Byte offsets into `info` of the current pair's value.
+    let mut open: Option<(usize, usize, usize)> = None; // (key index in out, start, end)
+    let mut in_array = false;
+    for (start, tok) in tokens(info) {
+        let end = start + tok.len();
+        if let Some((i, vstart, _)) = open {
+            if in_array || (pairs_only && !tok.contains('=')) {
+                in_array = in_array && !tok.ends_with(']');
+                open = Some((i, vstart, end));
+                out[i].1 = &info[vstart..end];
+                continue;
+            }
+        }
+        open = None;
+        in_array = false;
+        let Some((k, v)) = tok.split_once('=') else { continue };
+        if !is_key(k) {
+            continue;
+        }
+        let vstart = start + k.len() + 1;
+        let mut v = v;
+        if !pairs_only {
+            // "nr=3," in a sentence: the comma is punctuation.
+            v = v.strip_suffix(',').unwrap_or(v);
+        }
+        in_array = v.starts_with("ARRAY[") && !v.ends_with(']');
+        out.push((k, v));
+        open = Some((out.len() - 1, vstart, vstart + v.len()));
+    }
+    out
+}
+
+/// (byte offset, token) for each whitespace-separated token.
+fn tokens(s: &str) -> impl Iterator<Item = (usize, &str)> {
+    s.split_ascii_whitespace().map(move |t| (t.as_ptr() as usize - s.as_ptr() as usize, t))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sentence_style() {
+        assert_eq!(kv_pairs("bdi 7:0: ino=12 index=0"), vec![("ino", "12"), ("index", "0")]);
+        assert_eq!(
+            kv_pairs("prev_comm=bash prev_pid=1 prev_state=S ==> next_comm=x y=1"),
+            vec![("prev_comm", "bash"), ("prev_pid", "1"), ("prev_state", "S"), ("next_comm", "x"), ("y", "1")]
+        );
+    }
+
+    #[test]
+    fn raw_style_values_with_spaces_and_arrays() {
+        assert_eq!(
+            kv_pairs("comm=opt cgu.2 pid=5 data=ARRAY[00, 01, 02] x=1"),
+            vec![("comm", "opt cgu.2"), ("pid", "5"), ("data", "ARRAY[00, 01, 02]"), ("x", "1")]
+        );
+        assert_eq!(kv_pairs("cmd= next=1"), vec![("cmd", ""), ("next", "1")]);
+    }
+
+    #[test]
+    fn syscalls() {
+        let (n, f) = event_fields(&EventKind::SyscallEnter { call: "sys_write", args: "fd: 1, buf: 0x56, count: 0x10000" });
+        assert_eq!(n, "sys_enter_write");
+        assert_eq!(f, vec![("fd", "1"), ("buf", "0x56"), ("count", "0x10000")]);
+        let (n, f) = event_fields(&EventKind::Named { name: "sys_exit_write", info: "0x10000" });
+        assert_eq!((n.as_str(), f), ("sys_exit_write", vec![("ret", "0x10000")]));
+        let (_, f) = event_fields(&EventKind::Named { name: "sys_enter_write", info: "fd: 0x00000001, buf: 0x5602, count: 0x00010000" });
+        assert_eq!(f, vec![("fd", "0x00000001"), ("buf", "0x5602"), ("count", "0x00010000")]);
+    }
+}

@@ -1,0 +1,292 @@
+//! One CPU's stream of ring-buffer pages and the events on them.
+//!
+//! Uncompressed data (v6, or v7 without compression) is read straight from
+//! the memory-mapped file. Compressed v7 data is a chunk table:
+//! `<u32 count>` then per chunk `<u32 compressed size><u32 size><data>`; each
+//! chunk inflates to whole pages, one chunk in memory at a time.
+
+use super::compress::{Codec, Inflater};
+use super::ring::{page_info, EntryCounts, Missed, PageWalker};
+use crate::bytes::{ByteReader, Endian};
+use crate::error::Damage;
+use crate::format::PageHeader;
+
+/// Counters for one CPU, reported in `parse_stats`.
+#[derive(Debug, Default, Clone)]
+pub struct CpuStats {
+    pub pages: u64,
+    pub events: u64,
+    /// Sum of the lost-event counts the kernel stored.
+    pub lost_events: u64,
+    /// Pages flagged as following lost events.
+    pub lost_markers: u64,
+    /// Of those, pages where the kernel could not store the count.
+    pub lost_unknown: u64,
+    pub corrupt_pages: u64,
+    pub bad_chunks: u64,
+    /// Bytes of this CPU's data missing because the file is short.
+    pub truncated_bytes: u64,
+    pub entries: EntryCounts,
+}
+
+/// A data event as handed to the decoder.
+#[derive(Debug, Clone, Copy)]
+pub struct Event {
+    pub raw_ts: u64,
+    /// Events lost just before this one (set on the first event of a page).
+    pub missed: Missed,
+    start: usize,
+    len: usize,
+}
+
+enum Source<'a> {
+    Mapped { data: &'a [u8], base: u64, next: usize },
+    Chunked { chunks: ByteReader<'a>, region_start: u64, left: u32, codec: Inflater, buf: Vec<u8>, buf_base: u64, next: usize },
+}
+
+pub struct CpuStream<'a> {
+    pub cpu: u32,
+    source: Source<'a>,
+    page_size: usize,
+    header: PageHeader,
+    endian: Endian,
+    /// Current page: events area range within the page buffer, walker state.
+    page_start: usize,
+    events_end: usize,
+    pos: usize,
+    ts: u64,
+    missed: Missed,
+    page_file_offset: u64,
+    page_ts: u64,
+    has_page: bool,
+    /// Losses flagged on pages that had no event to carry them:
+    /// (raw page timestamp, what was lost).
+    pub orphan_losses: Vec<(u64, Missed)>,
+    pub stats: CpuStats,
+    pub damage: Vec<Damage>,
+}
+
+pub struct StreamConfig {
+    pub page_size: u32,
+    pub header: PageHeader,
+    pub endian: Endian,
+    pub codec: Option<Codec>,
+}
+
+impl<'a> CpuStream<'a> {
+    /// `file` is the whole trace file; `offset`/`size` this CPU's region.
+    pub fn new(file: &'a [u8], cpu: u32, offset: u64, size: u64, cfg: &StreamConfig) -> Self {
+        let mut damage = Vec::new();
+        let mut stats = CpuStats::default();
+        let len = file.len() as u64;
+        // For compressed data the stated size leaves out the 4-byte chunk
+        // count in front of the chunk table (trace-cmd writes it that way).
+        let stated_end = offset.saturating_add(size).saturating_add(if cfg.codec.is_some() && size > 0 { 4 } else { 0 });
+        let start = offset.min(len);
+        let end = stated_end.min(len);
+        if stated_end > len {
+            stats.truncated_bytes = stated_end - end.max(start);
+            damage.push(Damage::new(
+                end,
+                format!(
+                    "CPU {cpu} data is truncated: it needs {} bytes from offset {offset:#x} but the file ends at {len:#x}",
+                    stated_end - offset
+                ),
+            ));
+        }
+        let region = &file[start as usize..end.max(start) as usize];
+        let source = match cfg.codec {
+            None => Source::Mapped { data: region, base: start, next: 0 },
+            Some(codec) => {
+                let mut chunks = ByteReader::new(region, start, cfg.endian);
+                let left = if size == 0 {
+                    0
+                } else {
+                    match chunks.u32("chunk count") {
+                        Ok(n) => n,
+                        Err(d) => {
+                            damage.push(d);
+                            0
+                        }
+                    }
+                };
+                Source::Chunked { chunks, region_start: start, left, codec: Inflater::new(codec), buf: Vec::new(), buf_base: start, next: 0 }
+            }
+        };
+        CpuStream {
+            cpu,
+            source,
+            page_size: cfg.page_size as usize,
+            header: cfg.header,
+            endian: cfg.endian,
+            page_start: 0,
+            events_end: 0,
+            pos: 0,
+            ts: 0,
+            missed: Missed::None,
+            page_file_offset: 0,
+            page_ts: 0,
+            has_page: false,
+            orphan_losses: Vec::new(),
+            stats,
+            damage,
+        }
+    }
+
+    fn buffer(&self) -> &[u8] {
+        match &self.source {
+            Source::Mapped { data, .. } => data,
+            Source::Chunked { buf, .. } => buf,
+        }
+    }
+
+    /// The payload of an event returned by [`next_event`] (valid until the
+    /// next call to `next_event`).
+    pub fn payload(&self, e: &Event) -> &[u8] {
+        &self.buffer()[e.start..e.start + e.len]
+    }
+
+    /// Bytes of this CPU's region consumed so far (for progress).
+    pub fn consumed(&self) -> u64 {
+        match &self.source {
+            Source::Mapped { next, .. } => *next as u64,
+            Source::Chunked { chunks, region_start, .. } => chunks.offset() - region_start,
+        }
+    }
+
+    /// Load the next page into place; false when the CPU's data is done.
+    fn load_page(&mut self) -> bool {
+        if self.missed != Missed::None {
+            self.orphan_losses.push((self.page_ts, self.missed));
+            self.missed = Missed::None;
+        }
+        let ps = self.page_size;
+        loop {
+            let (page_at, file_off) = match &mut self.source {
+                Source::Mapped { data, base, next } => {
+                    if *next >= data.len() {
+                        return false;
+                    }
+                    if data.len() - *next < ps {
+                        // A partial page at the end: count it, do not guess.
+                        let at = *base + *next as u64;
+                        self.damage.push(Damage::new(at, format!("CPU {} ends with a partial page of {} bytes", self.cpu, data.len() - *next)));
+                        self.stats.corrupt_pages += 1;
+                        *next = data.len();
+                        return false;
+                    }
+                    let at = *next;
+                    *next += ps;
+                    (at, *base + at as u64)
+                }
+                Source::Chunked { chunks, left, codec, buf, buf_base, next, .. } => {
+                    if *next + ps <= buf.len() {
+                        let at = *next;
+                        *next += ps;
+                        (at, *buf_base)
+                    } else {
+                        if *left == 0 {
+                            return false;
+                        }
+                        *left -= 1;
+                        let chunk_at = chunks.offset();
+                        let read = (|| -> Result<(&[u8], u32), Damage> {
+                            let z = chunks.u32("chunk compressed size")?;
+                            let u = chunks.u32("chunk size")?;
+                            Ok((chunks.sized(z as u64, "compressed chunk")?, u))
+                        })();
+                        let (data, usize_) = match read {
+                            Ok(x) => x,
+                            Err(d) => {
+                                // The chunk table itself is damaged: nothing after it can be found.
+                                self.damage.push(d);
+                                self.stats.bad_chunks += 1;
+                                *left = 0;
+                                return false;
+                            }
+                        };
+                        if let Err(e) = codec.inflate(data, usize_, buf) {
+                            self.damage.push(Damage::new(chunk_at, format!("CPU {}: {e}", self.cpu)));
+                            self.stats.bad_chunks += 1;
+                            buf.clear();
+                        } else if buf.len() % ps != 0 {
+                            self.damage.push(Damage::new(chunk_at, format!("CPU {}: chunk of {} bytes is not a whole number of {ps}-byte pages", self.cpu, buf.len())));
+                            self.stats.corrupt_pages += 1;
+                        }
+                        *buf_base = chunk_at;
+                        *next = 0;
+                        continue;
+                    }
+                }
+            };
+            let info = page_info(&self.buffer()[page_at..page_at + ps], &self.header, self.endian);
+            self.stats.pages += 1;
+            match info {
+                Ok(info) => {
+                    self.page_start = page_at + self.header.data_offset as usize;
+                    self.events_end = self.page_start + info.size;
+                    self.pos = 0;
+                    self.ts = info.timestamp;
+                    self.page_ts = info.timestamp;
+                    self.missed = info.missed;
+                    self.page_file_offset = file_off;
+                    self.has_page = true;
+                    match info.missed {
+                        Missed::None => {}
+                        Missed::Count(n) => {
+                            self.stats.lost_markers += 1;
+                            self.stats.lost_events += n;
+                        }
+                        Missed::Unknown => {
+                            self.stats.lost_markers += 1;
+                            self.stats.lost_unknown += 1;
+                        }
+                    }
+                    return true;
+                }
+                Err(e) => {
+                    self.stats.corrupt_pages += 1;
+                    self.damage.push(Damage::new(file_off, format!("CPU {}: corrupt page: {e}", self.cpu)));
+                }
+            }
+        }
+    }
+
+    /// The next event on this CPU, in file order.
+    pub fn next_event(&mut self) -> Option<Event> {
+        loop {
+            if !self.has_page && !self.load_page() {
+                if self.missed != Missed::None {
+                    self.orphan_losses.push((self.page_ts, self.missed));
+                    self.missed = Missed::None;
+                }
+                return None;
+            }
+            let (result, pos, ts, counts) = {
+                let events = &self.buffer()[self.page_start..self.events_end];
+                let mut w = PageWalker::resume(events, self.pos, self.ts, self.endian);
+                let r = w.next_record();
+                (r, w.pos(), w.ts(), w.counts)
+            };
+            self.pos = pos;
+            self.ts = ts;
+            self.stats.entries.add(&counts);
+            match result {
+                Ok(Some(rec)) => {
+                    let missed = std::mem::replace(&mut self.missed, Missed::None);
+                    self.stats.events += 1;
+                    return Some(Event { raw_ts: rec.ts, missed, start: self.page_start + rec.start, len: rec.len });
+                }
+                Ok(None) => self.has_page = false,
+                Err(e) => {
+                    self.stats.corrupt_pages += 1;
+                    self.damage.push(Damage::new(
+                        self.page_file_offset,
+                        format!("CPU {}: corrupt page, rest of it skipped: {e}", self.cpu),
+                    ));
+                    self.has_page = false;
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,449 @@
+//! The trace.dat file header and metadata, file versions 6 and 7.
+//!
+//! Version 6 is one fixed sequence: initial header, header_page/header_event,
+//! ftrace formats, event formats, kallsyms, printk formats, cmdlines, CPU
+//! count, options, then `flyrecord` with a per-CPU (offset, size) table.
+//! Version 7 adds a compression header and an offset to the first OPTIONS
+//! section; every other piece is a section (`<u16 id><u16 flags><u32 string
+//! id><u64 size>`), possibly compressed, located by an option.
+//! See trace-cmd.dat.v6(5) and trace-cmd.dat.v7(5).
+
+use std::collections::HashMap;
+
+use super::compress::Codec;
+use super::options::{self, BufferInstance, CpuData, TraceOptions};
+use crate::bytes::{ByteReader, Endian};
+use crate::error::Damage;
+use crate::format::{parse_event_format, parse_header_page, EventFormat, PageHeader};
+
+pub const MAGIC: &[u8; 10] = b"\x17\x08\x44tracing";
+
+/// Caps on counts read from the file (far above anything real).
+const MAX_FORMATS: u32 = 100_000;
+const MAX_SYSTEMS: u32 = 10_000;
+const MAX_FORMAT_TEXT: u64 = 1 << 20;
+const SECTION_COMPRESSED: u16 = 1;
+
+#[derive(Debug, Clone)]
+pub struct Metadata {
+    pub version: u32,
+    pub endian: Endian,
+    pub long_size: u8,
+    pub page_size: u32,
+    pub compression: Option<(String, String)>,
+    pub codec: Option<Codec>,
+    pub page_header: PageHeader,
+    pub header_event: String,
+    pub formats: Vec<EventFormat>,
+    /// Formats that failed to parse: (system, first line or name, reason).
+    pub bad_formats: Vec<(String, String, String)>,
+    pub cmdlines: HashMap<i32, String>,
+    pub kallsyms_bytes: u64,
+    pub printk_bytes: u64,
+    pub options: TraceOptions,
+    /// The top instance's CPU data, and its page size.
+    pub cpus: Vec<CpuData>,
+    pub data_page_size: u32,
+    /// True when the flyrecord data is compressed in chunks (v7).
+    pub cpu_compressed: bool,
+    /// Trace instances other than the top one (not ingested).
+    pub other_instances: Vec<String>,
+    /// True for a latency-format (text) trace instead of flyrecord data.
+    pub latency: bool,
+}
+
+pub fn parse(file: &[u8]) -> Result<Metadata, Damage> {
+    if file.is_empty() {
+        return Err(Damage::new(0, "empty file"));
+    }
+    if file.len() < MAGIC.len() || &file[..MAGIC.len()] != MAGIC {
+        return Err(Damage::new(0, "no trace.dat magic (\\x17\\x08\\x44tracing)"));
+    }
+    let mut r = ByteReader::new(file, 0, Endian::Little);
+    r.skip(MAGIC.len(), "magic")?;
+    let vstr = r.cstr(16, "file version")?;
+    let version: u32 = std::str::from_utf8(vstr)
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .ok_or_else(|| Damage::new(10, format!("bad file version {:?}", String::from_utf8_lossy(vstr))))?;
+    let endian = match r.u8("endianness")? {
+        0 => Endian::Little,
+        1 => Endian::Big,
+        e => return Err(Damage::new(r.offset() - 1, format!("bad endianness byte {e}"))),
+    };
+    r.endian = endian;
+    let long_size = r.u8("long size")?;
+    if long_size != 4 && long_size != 8 {
+        return Err(Damage::new(r.offset() - 1, format!("bad long size {long_size}")));
+    }
+    let page_size = r.u32("page size")?;
+    check_page_size(page_size, r.offset() - 4)?;
+    match version {
+        6 => parse_v6(file, r, long_size, page_size),
+        7 => parse_v7(file, r, long_size, page_size),
+        v => Err(Damage::new(10, format!("unsupported trace.dat version {v} (6 and 7 are supported)"))),
+    }
+}
+
+fn check_page_size(size: u32, offset: u64) -> Result<(), Damage> {
+    if !(256..=(1 << 24)).contains(&size) || !size.is_power_of_two() {
+        return Err(Damage::new(offset, format!("bad page size {size}")));
+    }
+    Ok(())
+}
+
+/// State shared by both versions while the metadata is assembled.
+struct Builder {
+    endian: Endian,
+    long_size: u8,
+    page_header: Option<PageHeader>,
+    header_event: String,
+    formats: Vec<EventFormat>,
+    bad_formats: Vec<(String, String, String)>,
+    cmdlines: HashMap<i32, String>,
+    kallsyms_bytes: u64,
+    printk_bytes: u64,
+}
+
+impl Builder {
+    fn new(endian: Endian, long_size: u8) -> Self {
+        Builder {
+            endian,
+            long_size,
+            page_header: None,
+            header_event: String::new(),
+            formats: Vec::new(),
+            bad_formats: Vec::new(),
+            cmdlines: HashMap::new(),
+            kallsyms_bytes: 0,
+            printk_bytes: 0,
+        }
+    }
+
+    fn header_files(&mut self, r: &mut ByteReader) -> Result<(), Damage> {
+        let at = r.offset();
+        if r.bytes(12, "header_page tag")? != b"header_page\0" {
+            return Err(Damage::new(at, "expected \"header_page\""));
+        }
+        let n = r.u64("header_page size")?;
+        let page = r.sized(n.min(MAX_FORMAT_TEXT + 1), "header_page")?;
+        if n > MAX_FORMAT_TEXT {
+            return Err(Damage::new(at, format!("header_page of {n} bytes")));
+        }
+        let text = String::from_utf8_lossy(page);
+        self.page_header = Some(parse_header_page(&text).map_err(|e| Damage::new(at, e))?);
+        let at = r.offset();
+        if r.bytes(13, "header_event tag")? != b"header_event\0" {
+            return Err(Damage::new(at, "expected \"header_event\""));
+        }
+        let n = r.u64("header_event size")?;
+        self.header_event = String::from_utf8_lossy(r.sized(n, "header_event")?).into_owned();
+        // Kernels before 2.6.31 used another ring-buffer event header.
+        if !self.header_event.contains("type_len") {
+            return Err(Damage::new(at, "old (pre-2.6.31) ring buffer format is not supported"));
+        }
+        Ok(())
+    }
+
+    fn one_format(&mut self, r: &mut ByteReader, system: &str) -> Result<(), Damage> {
+        let at = r.offset();
+        let n = r.u64("event format size")?;
+        if n > MAX_FORMAT_TEXT {
+            return Err(Damage::new(at, format!("event format of {n} bytes")));
+        }
+        let text = String::from_utf8_lossy(r.sized(n, "event format")?);
+        match parse_event_format(&text, system, self.long_size) {
+            Ok(f) => self.formats.push(f),
+            // One odd format must not cost the whole trace: its events are
+            // counted as unknown later.
+            Err(e) => {
+                let name = text.lines().next().unwrap_or("").to_string();
+                self.bad_formats.push((system.to_string(), name, e));
+            }
+        }
+        Ok(())
+    }
+
+    fn ftrace_formats(&mut self, r: &mut ByteReader) -> Result<(), Damage> {
+        let count = r.u32("ftrace format count")?;
+        if count > MAX_FORMATS {
+            return Err(Damage::new(r.offset() - 4, format!("{count} ftrace formats")));
+        }
+        for _ in 0..count {
+            self.one_format(r, "ftrace")?;
+        }
+        Ok(())
+    }
+
+    fn event_formats(&mut self, r: &mut ByteReader) -> Result<(), Damage> {
+        let systems = r.u32("event system count")?;
+        if systems > MAX_SYSTEMS {
+            return Err(Damage::new(r.offset() - 4, format!("{systems} event systems")));
+        }
+        for _ in 0..systems {
+            let system = String::from_utf8_lossy(r.cstr(4096, "event system name")?).into_owned();
+            let count = r.u32("event count")?;
+            if count > MAX_FORMATS {
+                return Err(Damage::new(r.offset() - 4, format!("{count} events in system {system}")));
+            }
+            for _ in 0..count {
+                self.one_format(r, &system)?;
+            }
+        }
+        Ok(())
+    }
+
+    fn kallsyms(&mut self, r: &mut ByteReader) -> Result<(), Damage> {
+        let n = r.u32("kallsyms size")?;
+        r.sized(n as u64, "kallsyms")?;
+        self.kallsyms_bytes = n as u64;
+        Ok(())
+    }
+
+    fn printk(&mut self, r: &mut ByteReader) -> Result<(), Damage> {
+        let n = r.u32("printk formats size")?;
+        r.sized(n as u64, "printk formats")?;
+        self.printk_bytes = n as u64;
+        Ok(())
+    }
+
+    /// saved_cmdlines: one `PID COMM` per line.
+    fn cmdlines(&mut self, r: &mut ByteReader) -> Result<(), Damage> {
+        let n = r.u64("cmdlines size")?;
+        let data = r.sized(n, "cmdlines")?;
+        for line in data.split(|&b| b == b'\n') {
+            let line = String::from_utf8_lossy(line);
+            if let Some((pid, comm)) = line.trim_end_matches('\0').split_once(' ') {
+                if let Ok(pid) = pid.trim().parse::<i32>() {
+                    self.cmdlines.insert(pid, comm.to_string());
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn finish(
+        self,
+        version: u32,
+        page_size: u32,
+        compression: Option<(String, String)>,
+        codec: Option<Codec>,
+        options: TraceOptions,
+        cpus: Vec<CpuData>,
+        data_page_size: u32,
+        cpu_compressed: bool,
+        latency: bool,
+    ) -> Result<Metadata, Damage> {
+        let page_header = self
+            .page_header
+            .ok_or_else(|| Damage::new(0, "no header_page description in the file"))?;
+        if page_header.data_offset as u64 >= data_page_size as u64 {
+            return Err(Damage::new(0, "header_page data offset beyond the page size"));
+        }
+        let other_instances = options
+            .buffers
+            .iter()
+            .filter(|b| !b.name.is_empty())
+            .map(|b| b.name.clone())
+            .collect();
+        Ok(Metadata {
+            version,
+            endian: self.endian,
+            long_size: self.long_size,
+            page_size,
+            compression,
+            codec,
+            page_header,
+            header_event: self.header_event,
+            formats: self.formats,
+            bad_formats: self.bad_formats,
+            cmdlines: self.cmdlines,
+            kallsyms_bytes: self.kallsyms_bytes,
+            printk_bytes: self.printk_bytes,
+            options,
+            cpus,
+            data_page_size,
+            cpu_compressed,
+            other_instances,
+            latency,
+        })
+    }
+}
+
+fn parse_v6(file: &[u8], mut r: ByteReader, long_size: u8, page_size: u32) -> Result<Metadata, Damage> {
+    let mut b = Builder::new(r.endian, long_size);
+    b.header_files(&mut r)?;
+    b.ftrace_formats(&mut r)?;
+    b.event_formats(&mut r)?;
+    b.kallsyms(&mut r)?;
+    b.printk(&mut r)?;
+    b.cmdlines(&mut r)?;
+    let ncpus = r.u32("cpu count")?;
+    let mut opts = TraceOptions::default();
+    let mut latency = false;
+    let mut cpus = Vec::new();
+    loop {
+        let at = r.offset();
+        let tag = r.bytes(10, "data type tag")?;
+        match tag {
+            b"options  \0" => loop {
+                let id = r.u16("option id")?;
+                if id == options::DONE {
+                    break;
+                }
+                let size = r.u32("option size")?;
+                let data_at = r.offset();
+                let data = r.sized(size as u64, "option")?;
+                opts.apply(id, data, data_at, r.endian, false)?;
+            },
+            b"latency  \0" => {
+                latency = true;
+                break;
+            }
+            b"flyrecord\0" => {
+                // The table needs 16 bytes per CPU: check before looping.
+                if ncpus as usize > r.remaining() / 16 {
+                    return Err(Damage::new(
+                        r.offset(),
+                        format!("flyrecord table for {ncpus} CPUs does not fit in the file"),
+                    ));
+                }
+                for cpu in 0..ncpus {
+                    let offset = r.u64("cpu data offset")?;
+                    let size = r.u64("cpu data size")?;
+                    cpus.push(CpuData { cpu, offset, size });
+                }
+                break;
+            }
+            _ => {
+                return Err(Damage::new(
+                    at,
+                    format!("expected options/latency/flyrecord, found {:?}", String::from_utf8_lossy(tag)),
+                ))
+            }
+        }
+    }
+    let _ = file;
+    b.finish(6, page_size, None, None, opts, cpus, page_size, false, latency)
+}
+
+/// Read a v7 section header at `offset`; return (id, flags, payload).
+/// A compressed payload is inflated into `scratch`.
+fn section<'a>(
+    file: &'a [u8],
+    offset: u64,
+    endian: Endian,
+    codec: Option<Codec>,
+    scratch: &'a mut Vec<u8>,
+) -> Result<(u16, u16, ByteReader<'a>), Damage> {
+    if offset >= file.len() as u64 {
+        return Err(Damage::new(
+            offset,
+            format!(
+                "truncated file: a section is at offset {offset:#x} but the file ends at {:#x} \
+                 (trace-cmd writes the index of the CPU data last, so nothing can be located)",
+                file.len()
+            ),
+        ));
+    }
+    let mut r = ByteReader::new(&file[offset as usize..], offset, endian);
+    let id = r.u16("section id")?;
+    let flags = r.u16("section flags")?;
+    let _desc = r.u32("section description")?;
+    let size = r.u64("section size")?;
+    let body_at = r.offset();
+    let body = r.sized(size, "section")?;
+    if flags & SECTION_COMPRESSED == 0 {
+        return Ok((id, flags, ByteReader::new(body, body_at, endian)));
+    }
+    let codec = codec.ok_or_else(|| Damage::new(offset, "compressed section in a file without compression"))?;
+    let mut c = ByteReader::new(body, body_at, endian);
+    let zsize = c.u32("compressed size")?;
+    let usize_ = c.u32("uncompressed size")?;
+    let z = c.sized(zsize as u64, "compressed section data")?;
+    codec
+        .decompress_into(z, usize_, scratch)
+        .map_err(|e| Damage::new(body_at, e))?;
+    Ok((id, flags, ByteReader::new(scratch, body_at, endian)))
+}
+
+fn parse_v7(file: &[u8], mut r: ByteReader, long_size: u8, page_size: u32) -> Result<Metadata, Damage> {
+    let at = r.offset();
+    let name = String::from_utf8_lossy(r.cstr(64, "compression name")?).into_owned();
+    let cversion = String::from_utf8_lossy(r.cstr(64, "compression version")?).into_owned();
+    let codec = match name.as_str() {
+        "none" => None,
+        n => Some(Codec::from_name(n).ok_or_else(|| Damage::new(at, format!("unknown compression {n:?}")))?),
+    };
+    let mut next_options = r.u64("options offset")?;
+    let endian = r.endian;
+    let mut b = Builder::new(endian, long_size);
+    let mut opts = TraceOptions::default();
+    let mut scratch = Vec::new();
+    let mut seen = std::collections::HashSet::new();
+    // Options sections form a chain through the DONE option's offset.
+    while next_options != 0 {
+        if !seen.insert(next_options) {
+            return Err(Damage::new(next_options, "options sections form a loop"));
+        }
+        let (id, _, mut o) = section(file, next_options, endian, codec, &mut scratch)?;
+        if id != options::DONE {
+            return Err(Damage::new(next_options, format!("expected an options section, found section id {id}")));
+        }
+        next_options = 0;
+        while !o.is_empty() {
+            let oid = o.u16("option id")?;
+            let size = o.u32("option size")?;
+            let data_at = o.offset();
+            let data = o.sized(size as u64, "option")?;
+            if oid == options::DONE {
+                next_options = ByteReader::new(data, data_at, endian).u64("next options offset")?;
+                break;
+            }
+            opts.apply(oid, data, data_at, endian, true)?;
+        }
+    }
+    let sections = std::mem::take(&mut opts.sections);
+    for &(sid, offset) in &sections {
+        let (id, _, mut s) = section(file, offset, endian, codec, &mut scratch)?;
+        if id != sid {
+            return Err(Damage::new(offset, format!("option points to section {sid} but found section {id}")));
+        }
+        match sid {
+            options::HEADER_INFO => b.header_files(&mut s)?,
+            options::FTRACE_EVENTS => b.ftrace_formats(&mut s)?,
+            options::EVENT_FORMATS => b.event_formats(&mut s)?,
+            options::CMDLINES => b.cmdlines(&mut s)?,
+            options::KALLSYMS => b.kallsyms(&mut s)?,
+            options::PRINTK => b.printk(&mut s)?,
+            _ => {}
+        }
+    }
+    opts.sections = sections;
+    let top: Option<BufferInstance> = opts.buffers.iter().find(|x| x.name.is_empty()).cloned();
+    let (cpus, data_page_size, cpu_compressed, latency) = match top {
+        Some(top) => {
+            if top.clock.is_some() && opts.clock.is_none() {
+                opts.clock = top.clock.clone();
+            }
+            let ps = top.page_size.unwrap_or(page_size);
+            if !top.latency {
+                check_page_size(ps, top.section_offset)?;
+            }
+            // The flyrecord section's own header says whether its data is compressed.
+            let mut flags = 0;
+            if top.section_offset != 0 {
+                let mut h = ByteReader::new(
+                    file.get(top.section_offset as usize..).unwrap_or(&[]),
+                    top.section_offset,
+                    endian,
+                );
+                h.u16("flyrecord section id")?;
+                flags = h.u16("flyrecord section flags")?;
+            }
+            (top.cpus.clone(), ps, flags & SECTION_COMPRESSED != 0, top.latency)
+        }
+        None => (Vec::new(), page_size, false, false),
+    };
+    b.finish(7, page_size, Some((name, cversion)), codec, opts, cpus, data_page_size, cpu_compressed, latency)
+}

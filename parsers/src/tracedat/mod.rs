@@ -1,0 +1,382 @@
+//! trace-cmd `trace.dat` files (versions 6 and 7) to Arrow record batches.
+
+pub mod compress;
+pub mod cpu;
+pub mod decode;
+pub mod header;
+pub mod options;
+pub mod ring;
+
+use std::collections::BinaryHeap;
+use std::cmp::Reverse;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+
+use arrow_array::RecordBatch;
+use arrow_schema::{DataType, Field, Schema, SchemaRef};
+
+use crate::columns::IntCol;
+use crate::error::{ParseError, Result};
+use crate::stats::{Severity, Stat};
+use cpu::{CpuStream, StreamConfig};
+use decode::{Common, Decoder};
+use header::Metadata;
+use options::Tsc2Nsec;
+use ring::Missed;
+
+pub struct TraceDat {
+    pub path: PathBuf,
+    map: memmap2::Mmap,
+    pub meta: Metadata,
+}
+
+/// What a run found besides the events.
+#[derive(Debug, Default)]
+pub struct RunReport {
+    pub stats: Vec<Stat>,
+    pub events: u64,
+    pub first_ts: Option<i64>,
+    pub last_ts: Option<i64>,
+    /// True when some data could not be read (the store is partial).
+    pub damaged: bool,
+    /// One line per damaged place, for the user.
+    pub damage: Vec<String>,
+}
+
+pub const LOST_TABLE: &str = "lost_events";
+pub const TASKS_TABLE: &str = "tasks";
+
+pub fn tasks_schema() -> SchemaRef {
+    Arc::new(Schema::new(vec![
+        Field::new("pid", DataType::Int32, false),
+        Field::new("comm", DataType::Utf8, true),
+        Field::new("tgid", DataType::Int32, true),
+    ]))
+}
+
+pub fn lost_schema() -> SchemaRef {
+    Arc::new(Schema::new(vec![
+        Field::new("cpu", DataType::Int32, false),
+        Field::new("ts", DataType::Int64, false),
+        Field::new("count", DataType::UInt64, true),
+        Field::new("next_event_id", DataType::UInt64, true),
+    ]))
+}
+
+/// Convert a raw ring-buffer timestamp the way trace-cmd report does:
+/// TSC cycles to ns when the file has a TSC2NSEC option, then the DATE /
+/// OFFSET shift.
+#[derive(Debug, Clone, Copy)]
+pub struct TimeConv {
+    tsc: Option<Tsc2Nsec>,
+    offset: i64,
+}
+
+impl TimeConv {
+    #[inline]
+    pub fn ns(&self, raw: u64) -> i64 {
+        let t = match self.tsc {
+            // trace-cmd's mul_u64_u32_shr: split to avoid 128-bit math, same wrap.
+            Some(c) => {
+                let (al, ah) = (raw & 0xffff_ffff, raw >> 32);
+                let mul = c.mult as u64;
+                let mut r = al.wrapping_mul(mul) >> c.shift;
+                if ah != 0 {
+                    r = r.wrapping_add(ah.wrapping_mul(mul) << (32 - c.shift));
+                }
+                r
+            }
+            None => raw,
+        };
+        (t as i64).wrapping_add(self.offset)
+    }
+}
+
+impl TraceDat {
+    pub fn open(path: &Path) -> Result<TraceDat> {
+        let io = |source| ParseError::Io { path: path.to_path_buf(), source };
+        let file = std::fs::File::open(path).map_err(io)?;
+        let len = file.metadata().map_err(io)?.len();
+        if len == 0 {
+            return Err(ParseError::UnknownFormat { path: path.to_path_buf(), reason: "empty file".into() });
+        }
+        // Safety: the map is read-only; a file truncated under us while
+        // mapped would fault, which is why ingest hashes and reads promptly.
+        let map = unsafe { memmap2::Mmap::map(&file) }.map_err(io)?;
+        let meta = header::parse(&map).map_err(|d| {
+            if d.offset == 0 && d.reason.starts_with("no trace.dat magic") {
+                ParseError::UnknownFormat { path: path.to_path_buf(), reason: d.reason }
+            } else {
+                d.at(path)
+            }
+        })?;
+        if meta.latency {
+            return Err(ParseError::Unsupported {
+                path: path.to_path_buf(),
+                reason: "latency-format trace.dat (text data) is not supported; ingest `trace-cmd report` output instead".into(),
+            });
+        }
+        Ok(TraceDat { path: path.to_path_buf(), map, meta })
+    }
+
+    pub fn file_len(&self) -> u64 {
+        self.map.len() as u64
+    }
+
+    pub fn time_conv(&self) -> TimeConv {
+        TimeConv { tsc: self.meta.options.tsc2nsec, offset: self.meta.options.ts_offset }
+    }
+
+    /// Facts about the capture for the `trace_info` table.
+    pub fn info(&self) -> Vec<(String, String)> {
+        let m = &self.meta;
+        let o = &m.options;
+        let mut v: Vec<(String, String)> = Vec::new();
+        let mut put = |k: &str, val: String| v.push((k.to_string(), val));
+        put("format", "trace.dat".into());
+        put("file_version", m.version.to_string());
+        put(
+            "compression",
+            match &m.compression {
+                Some((n, ver)) if n != "none" => format!("{n} {ver}"),
+                _ => "none".into(),
+            },
+        );
+        put("endian", format!("{:?}", m.endian).to_lowercase());
+        put("long_size", m.long_size.to_string());
+        put("page_size", m.page_size.to_string());
+        put("data_page_size", m.data_page_size.to_string());
+        if let Some(u) = &o.uname {
+            put("uname", u.clone());
+            // trace-cmd writes "sysname nodename release version machine".
+            if let Some(r) = u.split_whitespace().nth(2) {
+                put("kernel_release", r.to_string());
+            }
+        }
+        let clock = o.clock.clone().unwrap_or_else(|| "local".into());
+        let ns_clocks = ["local", "global", "uptime", "perf", "mono", "mono_raw", "boot", "tai", "x86-tsc-nsec"];
+        let unit = if o.tsc2nsec.is_some() || ns_clocks.contains(&clock.as_str()) { "ns" } else { "clock ticks" };
+        put("clock", clock);
+        put("ts_unit", unit.into());
+        if let Some(t) = &o.tracer_version {
+            put("tool", format!("trace-cmd {t}"));
+        }
+        if let Some(c) = o.cpu_count {
+            put("cpus", c.to_string());
+        }
+        put("cpus_with_data", m.cpus.iter().filter(|c| c.size > 0).count().to_string());
+        if let Some(id) = o.trace_id {
+            put("trace_id", format!("{id:#x}"));
+        }
+        if let Some(d) = &o.date {
+            put("date_option", d.clone());
+        }
+        if o.ts_offset != 0 {
+            put("ts_offset_ns", o.ts_offset.to_string());
+        }
+        if let Some(t) = o.tsc2nsec {
+            put("tsc2nsec", format!("mult={} shift={} offset={}", t.mult, t.shift, t.offset));
+        }
+        if o.time_shift {
+            put("time_shift", "present in the file; guest/host time synchronisation is not applied".into());
+        }
+        if !m.other_instances.is_empty() {
+            put("instances_not_ingested", m.other_instances.join(","));
+        }
+        put("kallsyms_bytes", m.kallsyms_bytes.to_string());
+        put("saved_cmdlines", m.cmdlines.len().to_string());
+        put("event_formats", m.formats.len().to_string());
+        v
+    }
+
+    pub fn decoder(&self, batch_rows: usize, max_pending_bytes: usize) -> Decoder {
+        Decoder::new(&self.meta.formats, self.meta.endian, batch_rows, max_pending_bytes)
+    }
+
+    /// Decode every event, merged across CPUs in time order (ties by CPU, as
+    /// trace-cmd does), handing finished batches to `out`. `progress` counts
+    /// bytes of CPU data consumed.
+    pub fn run(&self, dec: &mut Decoder, progress: &AtomicU64, out: &mut dyn FnMut(&str, RecordBatch)) -> RunReport {
+        let m = &self.meta;
+        let cfg = StreamConfig {
+            page_size: m.data_page_size,
+            header: m.page_header,
+            endian: m.endian,
+            codec: if m.cpu_compressed { m.codec } else { None },
+        };
+        let mut cpus = m.cpus.clone();
+        cpus.sort_by_key(|c| c.cpu);
+        let mut streams: Vec<CpuStream> = cpus
+            .iter()
+            .filter(|c| c.size > 0)
+            .map(|c| CpuStream::new(&self.map, c.cpu, c.offset, c.size, &cfg))
+            .collect();
+        let conv = self.time_conv();
+        let mut heads = Vec::with_capacity(streams.len());
+        let mut heap = BinaryHeap::with_capacity(streams.len());
+        for (i, s) in streams.iter_mut().enumerate() {
+            let e = s.next_event();
+            if let Some(e) = &e {
+                heap.push(Reverse((conv.ns(e.raw_ts), i)));
+            }
+            heads.push(e);
+        }
+        let mut lost = LostBuilder::default();
+        let mut id: u64 = 0;
+        let mut report = RunReport::default();
+        while let Some(Reverse((ts, i))) = heap.pop() {
+            let e = heads[i].take().expect("heap entry has a head event");
+            let s = &streams[i];
+            if e.missed != Missed::None {
+                lost.push(s.cpu, ts, e.missed, Some(id));
+            }
+            dec.push(Common { id, ts, cpu: s.cpu as i32 }, s.payload(&e), out);
+            if report.first_ts.is_none() {
+                report.first_ts = Some(ts);
+            }
+            report.last_ts = Some(ts);
+            id += 1;
+            if id & 0xfff == 0 {
+                progress.store(streams.iter().map(|s| s.consumed()).sum(), Ordering::Relaxed);
+            }
+            let next = streams[i].next_event();
+            if let Some(n) = &next {
+                heap.push(Reverse((conv.ns(n.raw_ts), i)));
+            }
+            heads[i] = next;
+        }
+        progress.store(streams.iter().map(|s| s.consumed()).sum(), Ordering::Relaxed);
+        dec.finish(out);
+        report.events = id;
+        // Losses flagged on pages that had no event to carry them.
+        for s in &streams {
+            for &(page_ts, m) in &s.orphan_losses {
+                lost.push(s.cpu, conv.ns(page_ts), m, None);
+            }
+        }
+        if let Some(b) = lost.finish() {
+            out(LOST_TABLE, b);
+        }
+        out(TASKS_TABLE, self.tasks_batch());
+        report.stats = self.stats(&streams, dec);
+        for s in &streams {
+            for d in &s.damage {
+                report.damage.push(format!("offset {:#x}: {}", d.offset, d.reason));
+            }
+        }
+        report.damaged = report.stats.iter().any(|s| s.severity == Severity::Error && s.count > 0);
+        report
+    }
+
+    /// pid → comm from saved_cmdlines (the last name the kernel saw for
+    /// each pid), plus pid 0 as `<idle>` as trace-cmd shows it. trace.dat
+    /// has no thread-group ids, so `tgid` is NULL.
+    pub fn tasks_batch(&self) -> RecordBatch {
+        let mut rows: Vec<(i32, &str)> = self.meta.cmdlines.iter().map(|(p, c)| (*p, c.as_str())).collect();
+        if !self.meta.cmdlines.contains_key(&0) {
+            rows.push((0, "<idle>"));
+        }
+        rows.sort();
+        let mut pid = IntCol::new(4, true, rows.len());
+        let mut comm = arrow_array::builder::StringBuilder::new();
+        let mut tgid = IntCol::new(4, true, rows.len());
+        for (p, c) in rows {
+            pid.push(p as u32 as u64);
+            comm.append_value(c);
+            tgid.push_null();
+        }
+        RecordBatch::try_new(tasks_schema(), vec![pid.finish(), Arc::new(comm.finish()), tgid.finish()]).expect("tasks batch")
+    }
+
+    fn stats(&self, streams: &[CpuStream], dec: &Decoder) -> Vec<Stat> {
+        let mut v = Vec::new();
+        for s in streams {
+            let c = Some(s.cpu as i32);
+            let st = &s.stats;
+            v.push(Stat::new("events", c, Severity::Info, st.events, "events decoded from this CPU's ring buffer"));
+            v.push(Stat::new("pages", c, Severity::Info, st.pages, "ring-buffer pages read"));
+            v.push(Stat::new("lost_events", c, Severity::DataLoss, st.lost_events, "events the kernel dropped before a page (count stored in the page header)"));
+            v.push(Stat::new("lost_event_markers", c, Severity::DataLoss, st.lost_markers, "pages flagged as following dropped events"));
+            v.push(Stat::new("lost_events_uncounted", c, Severity::DataLoss, st.lost_unknown, "pages flagged as following dropped events whose number the kernel could not store"));
+            v.push(Stat::new("corrupt_pages", c, Severity::Error, st.corrupt_pages, "pages whose header or events are inconsistent (skipped from the damage on)"));
+            v.push(Stat::new("bad_chunks", c, Severity::Error, st.bad_chunks, "compressed chunks that could not be decompressed"));
+            v.push(Stat::new("truncated_bytes", c, Severity::Error, st.truncated_bytes, "bytes of this CPU's data missing because the file is short"));
+            v.push(Stat::new("padding_entries", c, Severity::Info, st.entries.padding, "discarded-event padding entries"));
+            v.push(Stat::new("time_extends", c, Severity::Info, st.entries.time_extends, "time-extend entries"));
+            v.push(Stat::new("time_stamps", c, Severity::Info, st.entries.time_stamps, "absolute time-stamp entries"));
+        }
+        for (i, text) in self.meta.options.cpustats.iter().enumerate() {
+            for (key, name, sev, desc) in [
+                ("overrun:", "kernel_overrun", Severity::DataLoss, "events overwritten in the kernel ring buffer (per_cpu stats at the end of recording)"),
+                ("commit overrun:", "kernel_commit_overrun", Severity::DataLoss, "events lost to commit overrun (per_cpu stats)"),
+                ("dropped events:", "kernel_dropped_events", Severity::DataLoss, "events the kernel dropped (per_cpu stats)"),
+                ("entries:", "kernel_entries_unread", Severity::Info, "entries still in the kernel buffer when trace-cmd read its stats"),
+            ] {
+                if let Some(n) = cpustat_value(text, key) {
+                    v.push(Stat::new(name, Some(cpustat_cpu(text).unwrap_or(i as i32)), sev, n, desc));
+                }
+            }
+        }
+        let mut ids: Vec<_> = dec.stats.unknown_ids.iter().collect();
+        ids.sort();
+        for (id, n) in ids {
+            v.push(Stat::new(&format!("unknown_event_id_{id}"), None, Severity::DataLoss, *n, "events whose type id has no format in the file (kept raw in unknown_events)"));
+        }
+        v.push(Stat::new("truncated_fields", None, Severity::Error, dec.stats.truncated_fields, "field values that did not fit in their event's payload (stored as NULL)"));
+        for (sys, first, why) in &self.meta.bad_formats {
+            v.push(Stat::new(&format!("bad_format:{sys}:{first}"), None, Severity::Error, 1, why));
+        }
+        if !self.meta.other_instances.is_empty() {
+            v.push(Stat::new("instances_not_ingested", None, Severity::DataLoss, self.meta.other_instances.len() as u64, &format!("trace instances other than the top one are not ingested: {}", self.meta.other_instances.join(", "))));
+        }
+        v
+    }
+}
+
+/// `overrun: 12` in a per_cpu stats text.
+fn cpustat_value(text: &str, key: &str) -> Option<u64> {
+    text.lines().find_map(|l| l.trim().strip_prefix(key).and_then(|v| v.trim().parse().ok()))
+}
+
+/// trace-cmd prefixes each CPUSTAT with `CPU: N`.
+fn cpustat_cpu(text: &str) -> Option<i32> {
+    text.lines().find_map(|l| l.trim().strip_prefix("CPU:").and_then(|v| v.trim().parse().ok()))
+}
+
+#[derive(Default)]
+struct LostBuilder {
+    rows: Vec<(i32, i64, Option<u64>, Option<u64>)>,
+}
+
+impl LostBuilder {
+    fn push(&mut self, cpu: u32, ts: i64, m: Missed, next: Option<u64>) {
+        let count = match m {
+            Missed::Count(n) => Some(n),
+            _ => None,
+        };
+        self.rows.push((cpu as i32, ts, count, next));
+    }
+
+    fn finish(&mut self) -> Option<RecordBatch> {
+        if self.rows.is_empty() {
+            return None;
+        }
+        let n = self.rows.len();
+        let (mut cpu, mut ts, mut count, mut next) =
+            (IntCol::new(4, true, n), IntCol::new(8, true, n), IntCol::new(8, false, n), IntCol::new(8, false, n));
+        for &(c, t, k, x) in &self.rows {
+            cpu.push(c as u32 as u64);
+            ts.push(t as u64);
+            match k {
+                Some(k) => count.push(k),
+                None => count.push_null(),
+            }
+            match x {
+                Some(x) => next.push(x),
+                None => next.push_null(),
+            }
+        }
+        Some(RecordBatch::try_new(lost_schema(), vec![cpu.finish(), ts.finish(), count.finish(), next.finish()]).expect("lost_events batch"))
+    }
+}

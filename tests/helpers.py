@@ -1,0 +1,36 @@
+"""Running the CLI in a subprocess, as users do."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from dataclasses import dataclass
+
+
+@dataclass
+class Run:
+    code: int
+    out: str
+    err: str
+
+
+def advisor(*args: str, stdin: str | None = None, env: dict | None = None) -> Run:
+    p = subprocess.run(
+        [sys.executable, "-m", "advisor", *args],
+        input=stdin,
+        capture_output=True,
+        text=True,
+        env={**os.environ, "COLUMNS": "200", **(env or {})},
+        timeout=600,
+    )
+    return Run(p.returncode, p.stdout, p.stderr)
+
+
+def one_line_error(r: Run) -> str:
+    """The run failed with exit 2 and exactly one line on stderr, no traceback."""
+    assert r.code == 2, (r.code, r.err)
+    assert "Traceback" not in r.err and "panicked" not in r.err, r.err
+    lines = [l for l in r.err.splitlines() if l.strip()]
+    assert len(lines) == 1, r.err
+    return lines[0]

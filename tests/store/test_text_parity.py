@@ -1,0 +1,39 @@
+"""Text captures give the same events and values as the trace.dat they were
+printed from (the tracefs text files were read from the same ring buffer
+before `trace-cmd extract` consumed it; the report texts were printed from
+that trace.dat)."""
+
+from __future__ import annotations
+
+import duckdb
+import pytest
+
+from tests.conftest import SAMPLES, samples
+from tests.parity.text_pairs import compare_text
+
+PAIRED = [m for m in samples() if m["kind"] != "trace.dat" and m.get("paired_with")]
+
+
+@pytest.mark.parametrize("m", PAIRED, ids=[m["file"] for m in PAIRED])
+def test_text_matches_its_trace_dat(m, store_of):
+    precision = 1 if m["kind"] == "report-raw-text" else 1000
+    res = compare_text(store_of(m["file"]), store_of(m["paired_with"]), precision)
+    assert res.mismatches == [], "\n".join(res.mismatches[:30])
+    assert res.events == m["event_count"]
+    assert sum(res.compared_fields.values()) > 0
+    if m["kind"] == "report-raw-text":
+        # Raw output prints every field as name=value: nothing is left unchecked.
+        assert not res.unchecked, dict(res.unchecked)
+
+
+def test_trace_pipe_text_loads_every_line(store_of):
+    m = next(m for m in samples("trace_pipe-text"))
+    path = SAMPLES / m["file"]
+    event_lines = sum(1 for line in path.read_text().splitlines() if line.strip() and not line.startswith("#"))
+    with duckdb.connect(str(store_of(m["file"])), read_only=True) as con:
+        n = con.execute("SELECT count(*) FROM events").fetchone()[0]
+        bad = con.execute("SELECT count FROM parse_stats WHERE name = 'malformed_lines'").fetchone()[0]
+        tgids = con.execute("SELECT count(tgid) FROM events").fetchone()[0]
+    assert n == event_lines == m["event_count"]
+    assert bad == 0
+    assert tgids == n  # record-tgid was on: every line has its tgid
