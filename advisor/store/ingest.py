@@ -27,6 +27,13 @@ from advisor.store.ddl import create_table, ident
 #: Bump when the layout of the store changes (invalidates cached stores).
 STORE_VERSION = 1
 
+#: Rows per record batch, and the cap on decoded bytes the parser buffers
+#: across event types: what bounds ingest memory, whatever the trace size.
+BATCH_ROWS = 262_144
+MAX_PENDING_BYTES = 64 << 20
+#: DuckDB's buffer pool during ingest: written blocks beyond it are evicted.
+DUCKDB_MEMORY_LIMIT = "256MB"
+
 #: Tables the parser emits besides event tables (created in the main schema).
 SIDE_TABLES = {"tasks", "lost_events", "unknown_events"}
 
@@ -82,9 +89,12 @@ def ingest_trace(trace: Path, store: Path, digest: str | None = None, progress: 
     for p in (tmp, Path(str(tmp) + ".wal")):
         p.unlink(missing_ok=True)
     store.parent.mkdir(parents=True, exist_ok=True)
-    con = duckdb.connect(str(tmp))
+    con = duckdb.connect(str(tmp), config={"memory_limit": DUCKDB_MEMORY_LIMIT})
     try:
+        # One transaction: a commit per statement would sync the WAL each time.
+        con.execute("BEGIN TRANSACTION")
         result = _load(con, src, trace, digest, progress)
+        con.execute("COMMIT")
         con.close()
         os.replace(tmp, store)
     except BaseException:
@@ -108,7 +118,7 @@ def _load(con, src, trace: Path, digest: str, progress: Progress | None) -> Inge
     rows: dict[str, int] = {name: 0 for name in schemas}
     side: dict[str, pa.Schema] = {}
     total = max(src.total_bytes, 1)
-    batches = src.batches()
+    batches = src.batches(batch_rows=BATCH_ROWS, max_pending_bytes=MAX_PENDING_BYTES)
     for name, reader in batches:
         if name in schemas:
             con.execute(f"INSERT INTO raw.{ident(name)} SELECT * FROM reader")
@@ -137,7 +147,7 @@ def _load(con, src, trace: Path, digest: str, progress: Progress | None) -> Inge
     info = dict(src.info())
     info.update(_facts(trace, digest, report))
     stats = [tuple(s) for s in report.get("stats", [])]
-    _write_meta(con, info, stats, specs, schemas, rows)
+    _write_meta(con, info, stats, specs, rows)
     views.create(con, specs, schemas, rows)
     return IngestResult(
         trace=trace,
@@ -175,33 +185,41 @@ def _facts(trace: Path, digest: str, report: dict) -> dict[str, str]:
     return facts
 
 
-def _write_meta(con, info, stats, specs, schemas, rows) -> None:
-    con.execute("CREATE TABLE trace_info (key VARCHAR PRIMARY KEY, value VARCHAR);")
-    con.executemany("INSERT INTO trace_info VALUES (?, ?)", sorted(info.items()))
-    con.execute(
-        "CREATE TABLE parse_stats (name VARCHAR, cpu INTEGER, severity VARCHAR, count UBIGINT, description VARCHAR);"
+_FIELD_STRUCT = pa.struct(
+    [("name", pa.string()), ("type", pa.string()), ("offset", pa.uint32()), ("size", pa.uint32()), ("signed", pa.bool_())]
+)
+
+
+def _write_meta(con, info, stats, specs, rows) -> None:
+    """trace_info, parse_stats and event_formats, each loaded from one Arrow table."""
+    trace_info = pa.table({"key": sorted(info), "value": [info[k] for k in sorted(info)]})
+    parse_stats = pa.table(
+        {
+            "name": pa.array([s[0] for s in stats], pa.string()),
+            "cpu": pa.array([s[1] for s in stats], pa.int32()),
+            "severity": pa.array([s[2] for s in stats], pa.string()),
+            "count": pa.array([s[3] for s in stats], pa.uint64()),
+            "description": pa.array([s[4] for s in stats], pa.string()),
+        }
     )
-    if stats:
-        con.executemany("INSERT INTO parse_stats VALUES (?, ?, ?, ?, ?)", stats)
-    con.execute(
-        "CREATE TABLE event_formats (system VARCHAR, event VARCHAR, event_id UINTEGER, table_name VARCHAR,"
-        " events UBIGINT, fields STRUCT(name VARCHAR, type VARCHAR, \"offset\" UINTEGER, size UINTEGER, signed BOOLEAN)[],"
-        " print_fmt VARCHAR);"
+    event_formats = pa.table(
+        {
+            "system": pa.array([s["system"] for s in specs], pa.string()),
+            "event": pa.array([s["event"] for s in specs], pa.string()),
+            "event_id": pa.array([s["event_id"] for s in specs], pa.uint32()),
+            "table_name": pa.array([s["name"] for s in specs], pa.string()),
+            "events": pa.array([rows.get(s["name"], 0) for s in specs], pa.uint64()),
+            "fields": pa.array(
+                [[dict(zip(_FIELD_STRUCT.names, f)) for f in s["fields"]] for s in specs], pa.list_(_FIELD_STRUCT)
+            ),
+            "print_fmt": pa.array([s["print_fmt"] for s in specs], pa.string()),
+        }
     )
-    fmt_rows = [
-        (
-            s["system"],
-            s["event"],
-            s["event_id"],
-            s["name"],
-            rows.get(s["name"], 0),
-            [dict(zip(("name", "type", "offset", "size", "signed"), f)) for f in s["fields"]],
-            s["print_fmt"],
-        )
-        for s in specs
-    ]
-    if fmt_rows:
-        con.executemany("INSERT INTO event_formats VALUES (?, ?, ?, ?, ?, ?, ?)", fmt_rows)
+    con.execute(
+        "CREATE TABLE trace_info AS SELECT * FROM trace_info;"
+        "CREATE TABLE parse_stats AS SELECT * FROM parse_stats;"
+        "CREATE TABLE event_formats AS SELECT * FROM event_formats;"
+    )
 
 
 def check_writable(path: Path) -> None:

@@ -82,7 +82,9 @@ impl Trace {
             .unwrap()
             .take()
             .ok_or_else(|| pyo3::exceptions::PyRuntimeError::new_err("batches() can only be called once"))?;
-        let (tx, rx) = bounded::<(String, RecordBatch)>(8);
+        // Two batches in flight keep the parser and DuckDB both busy; more would
+        // only hold memory while DuckDB, the slower side, catches up.
+        let (tx, rx) = bounded::<(String, RecordBatch)>(2);
         let progress = Arc::new(AtomicU64::new(0));
         let report: Arc<Mutex<Option<RunReport>>> = Arc::new(Mutex::new(None));
         let (p, r) = (progress.clone(), report.clone());

@@ -248,3 +248,36 @@ mod tests {
         assert_eq!(escape_invalid_utf8("é".as_bytes()), "é");
     }
 }
+
+/// An integer column of one native width, for the hot decode path (no
+/// per-value width dispatch).
+pub struct Ints<T: arrow_buffer::ArrowNativeType> {
+    dtype: DataType,
+    values: Vec<T>,
+    nulls: NullBufferBuilder,
+}
+
+impl<T: arrow_buffer::ArrowNativeType> Ints<T> {
+    pub fn new(dtype: DataType, capacity: usize) -> Self {
+        Ints { dtype, values: Vec::with_capacity(capacity), nulls: NullBufferBuilder::new(capacity) }
+    }
+
+    #[inline(always)]
+    pub fn push(&mut self, v: T) {
+        self.values.push(v);
+        self.nulls.append_non_null();
+    }
+
+    #[inline]
+    pub fn push_null(&mut self) {
+        self.values.push(T::default());
+        self.nulls.append_null();
+    }
+
+    pub fn finish(&mut self) -> ArrayRef {
+        let len = self.values.len();
+        let buffer = Buffer::from_vec(std::mem::take(&mut self.values));
+        let data = ArrayData::builder(self.dtype.clone()).len(len).add_buffer(buffer).nulls(self.nulls.finish());
+        make_array(data.build().expect("integer column layout"))
+    }
+}

@@ -50,11 +50,11 @@ pub struct CpuStream<'a> {
     page_size: usize,
     header: PageHeader,
     endian: Endian,
-    /// Current page: events area range within the page buffer, walker state.
+    /// Current page: start of its events area in the page buffer, and its
+    /// records decoded in one go (raw ts, offset, length within the area).
     page_start: usize,
-    events_end: usize,
-    pos: usize,
-    ts: u64,
+    records: Vec<(u64, u32, u32)>,
+    next_record: usize,
     missed: Missed,
     page_file_offset: u64,
     page_ts: u64,
@@ -120,9 +120,8 @@ impl<'a> CpuStream<'a> {
             header: cfg.header,
             endian: cfg.endian,
             page_start: 0,
-            events_end: 0,
-            pos: 0,
-            ts: 0,
+            records: Vec::with_capacity(256),
+            next_record: 0,
             missed: Missed::None,
             page_file_offset: 0,
             page_ts: 0,
@@ -224,9 +223,6 @@ impl<'a> CpuStream<'a> {
             match info {
                 Ok(info) => {
                     self.page_start = page_at + self.header.data_offset as usize;
-                    self.events_end = self.page_start + info.size;
-                    self.pos = 0;
-                    self.ts = info.timestamp;
                     self.page_ts = info.timestamp;
                     self.missed = info.missed;
                     self.page_file_offset = file_off;
@@ -242,6 +238,7 @@ impl<'a> CpuStream<'a> {
                             self.stats.lost_unknown += 1;
                         }
                     }
+                    self.walk_page(info.size);
                     return true;
                 }
                 Err(e) => {
@@ -252,40 +249,52 @@ impl<'a> CpuStream<'a> {
         }
     }
 
-    /// The next event on this CPU, in file order.
-    pub fn next_event(&mut self) -> Option<Event> {
+    /// Decode every record of the page just loaded (`size` bytes of events).
+    fn walk_page(&mut self, size: usize) {
+        self.records.clear();
+        self.next_record = 0;
+        let (start, endian, ts) = (self.page_start, self.endian, self.page_ts);
+        let buf = match &self.source {
+            Source::Mapped { data, .. } => &data[start..start + size],
+            Source::Chunked { buf, .. } => &buf[start..start + size],
+        };
+        let mut w = PageWalker::new(buf, ts, endian);
         loop {
-            if !self.has_page && !self.load_page() {
-                if self.missed != Missed::None {
-                    self.orphan_losses.push((self.page_ts, self.missed));
-                    self.missed = Missed::None;
-                }
-                return None;
-            }
-            let (result, pos, ts, counts) = {
-                let events = &self.buffer()[self.page_start..self.events_end];
-                let mut w = PageWalker::resume(events, self.pos, self.ts, self.endian);
-                let r = w.next_record();
-                (r, w.pos(), w.ts(), w.counts)
-            };
-            self.pos = pos;
-            self.ts = ts;
-            self.stats.entries.add(&counts);
-            match result {
-                Ok(Some(rec)) => {
-                    let missed = std::mem::replace(&mut self.missed, Missed::None);
-                    self.stats.events += 1;
-                    return Some(Event { raw_ts: rec.ts, missed, start: self.page_start + rec.start, len: rec.len });
-                }
-                Ok(None) => self.has_page = false,
+            match w.next_record() {
+                Ok(Some(r)) => self.records.push((r.ts, r.start as u32, r.len as u32)),
+                Ok(None) => break,
                 Err(e) => {
                     self.stats.corrupt_pages += 1;
                     self.damage.push(Damage::new(
                         self.page_file_offset,
                         format!("CPU {}: corrupt page, rest of it skipped: {e}", self.cpu),
                     ));
-                    self.has_page = false;
+                    break;
                 }
+            }
+        }
+        self.stats.entries.add(&w.counts);
+    }
+
+    /// The next event on this CPU, in file order.
+    #[inline]
+    pub fn next_event(&mut self) -> Option<Event> {
+        loop {
+            if self.has_page {
+                if let Some(&(ts, start, len)) = self.records.get(self.next_record) {
+                    self.next_record += 1;
+                    self.stats.events += 1;
+                    let missed = std::mem::replace(&mut self.missed, Missed::None);
+                    return Some(Event { raw_ts: ts, missed, start: self.page_start + start as usize, len: len as usize });
+                }
+                self.has_page = false;
+            }
+            if !self.load_page() {
+                if self.missed != Missed::None {
+                    self.orphan_losses.push((self.page_ts, self.missed));
+                    self.missed = Missed::None;
+                }
+                return None;
             }
         }
     }

@@ -367,6 +367,23 @@ fn section<'a>(
     Ok((id, flags, ByteReader::new(scratch, body_at, endian)))
 }
 
+/// The (uncompressed) payload size of a section, read from its headers only.
+fn section_size(file: &[u8], offset: u64, endian: Endian) -> Result<u64, Damage> {
+    let start = usize::try_from(offset).ok().filter(|&o| o < file.len()).ok_or_else(|| {
+        Damage::new(offset, format!("truncated file: a section is at offset {offset:#x} but the file ends at {:#x}", file.len()))
+    })?;
+    let mut r = ByteReader::new(&file[start..], offset, endian);
+    r.skip(4, "section id and flags")?;
+    let flags = ByteReader::new(&file[start + 2..], offset + 2, endian).u16("section flags")?;
+    r.skip(4, "section description")?;
+    let size = r.u64("section size")?;
+    if flags & SECTION_COMPRESSED == 0 {
+        return Ok(size);
+    }
+    r.skip(4, "compressed size")?;
+    Ok(r.u32("uncompressed size")? as u64)
+}
+
 fn parse_v7(file: &[u8], mut r: ByteReader, long_size: u8, page_size: u32) -> Result<Metadata, Damage> {
     let at = r.offset();
     let name = String::from_utf8_lossy(r.cstr(64, "compression name")?).into_owned();
@@ -405,6 +422,18 @@ fn parse_v7(file: &[u8], mut r: ByteReader, long_size: u8, page_size: u32) -> Re
     }
     let sections = std::mem::take(&mut opts.sections);
     for &(sid, offset) in &sections {
+        if matches!(sid, options::KALLSYMS | options::PRINTK | options::BTF_FILE | options::MODULES_FILE) {
+            // Not needed to decode events (kallsyms alone is megabytes):
+            // only their size is kept, without inflating them.
+            let size = section_size(file, offset, endian)?;
+            // Both start with a u32 size of the text that follows.
+            match sid {
+                options::KALLSYMS => b.kallsyms_bytes = size.saturating_sub(4),
+                options::PRINTK => b.printk_bytes = size.saturating_sub(4),
+                _ => {}
+            }
+            continue;
+        }
         let (id, _, mut s) = section(file, offset, endian, codec, &mut scratch)?;
         if id != sid {
             return Err(Damage::new(offset, format!("option points to section {sid} but found section {id}")));

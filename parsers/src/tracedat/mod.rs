@@ -3,12 +3,11 @@
 pub mod compress;
 pub mod cpu;
 pub mod decode;
+pub mod fields;
 pub mod header;
 pub mod options;
 pub mod ring;
 
-use std::collections::BinaryHeap;
-use std::cmp::Reverse;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
@@ -213,20 +212,11 @@ impl TraceDat {
             .map(|c| CpuStream::new(&self.map, c.cpu, c.offset, c.size, &cfg))
             .collect();
         let conv = self.time_conv();
-        let mut heads = Vec::with_capacity(streams.len());
-        let mut heap = BinaryHeap::with_capacity(streams.len());
-        for (i, s) in streams.iter_mut().enumerate() {
-            let e = s.next_event();
-            if let Some(e) = &e {
-                heap.push(Reverse((conv.ns(e.raw_ts), i)));
-            }
-            heads.push(e);
-        }
+        let mut merge = Merge::new(streams.iter_mut().map(|s| s.next_event().map(|e| (conv.ns(e.raw_ts), e))).collect());
         let mut lost = LostBuilder::default();
         let mut id: u64 = 0;
         let mut report = RunReport::default();
-        while let Some(Reverse((ts, i))) = heap.pop() {
-            let e = heads[i].take().expect("heap entry has a head event");
+        while let Some((i, ts, e)) = merge.pop() {
             let s = &streams[i];
             if e.missed != Missed::None {
                 lost.push(s.cpu, ts, e.missed, Some(id));
@@ -240,11 +230,7 @@ impl TraceDat {
             if id & 0xfff == 0 {
                 progress.store(streams.iter().map(|s| s.consumed()).sum(), Ordering::Relaxed);
             }
-            let next = streams[i].next_event();
-            if let Some(n) = &next {
-                heap.push(Reverse((conv.ns(n.raw_ts), i)));
-            }
-            heads[i] = next;
+            merge.refill(i, streams[i].next_event().map(|n| (conv.ns(n.raw_ts), n)));
         }
         progress.store(streams.iter().map(|s| s.consumed()).sum(), Ordering::Relaxed);
         dec.finish(out);
@@ -331,6 +317,40 @@ impl TraceDat {
             v.push(Stat::new("instances_not_ingested", None, Severity::DataLoss, self.meta.other_instances.len() as u64, &format!("trace instances other than the top one are not ingested: {}", self.meta.other_instances.join(", "))));
         }
         v
+    }
+}
+
+/// Picks the earliest head event across CPUs; ties go to the lower CPU, as
+/// in trace-cmd (its loop over CPUs keeps the first strictly smaller ts).
+/// A linear scan: traces have a handful of CPUs with data, and this beats a
+/// heap there; with many CPUs a heap would win.
+struct Merge {
+    heads: Vec<Option<(i64, cpu::Event)>>,
+}
+
+impl Merge {
+    fn new(heads: Vec<Option<(i64, cpu::Event)>>) -> Self {
+        Merge { heads }
+    }
+
+    #[inline]
+    fn pop(&mut self) -> Option<(usize, i64, cpu::Event)> {
+        let mut best: Option<(usize, i64)> = None;
+        for (i, h) in self.heads.iter().enumerate() {
+            if let Some((ts, _)) = h {
+                if best.is_none_or(|(_, b)| *ts < b) {
+                    best = Some((i, *ts));
+                }
+            }
+        }
+        let (i, ts) = best?;
+        let (_, e) = self.heads[i].take()?;
+        Some((i, ts, e))
+    }
+
+    #[inline]
+    fn refill(&mut self, i: usize, next: Option<(i64, cpu::Event)>) {
+        self.heads[i] = next;
     }
 }
 

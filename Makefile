@@ -1,0 +1,42 @@
+# Writeback Advisor: set-up, demo and tests.
+#   make demo   install everything (apt packages, Python venv, Rust build) and ingest a sample
+#   make test   the Rust and Python test suites (parity against the real trace-cmd)
+SHELL := /bin/bash
+PY := .venv/bin/python
+SAMPLE := sample_traces/fio-ext4-v7-zstd.dat
+APT_PACKAGES := trace-cmd zstd
+STAMP := .venv/.installed
+
+.PHONY: install demo test test-rust test-python bench clean
+
+$(STAMP): pyproject.toml parsers/Cargo.toml parsers/Cargo.lock $(shell find parsers/src -name '*.rs')
+	@missing=""; for p in $(APT_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	if [ -n "$$missing" ]; then \
+	  echo "installing Debian packages:$$missing"; \
+	  export DEBIAN_FRONTEND=noninteractive; \
+	  apt-get install -y -q $$missing >/dev/null 2>&1 || { apt-get update -q >/dev/null && apt-get install -y -q $$missing >/dev/null; }; \
+	fi
+	test -x $(PY) || python3 -m venv .venv
+	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q -e '.[test]'
+	touch $(STAMP)
+
+install: $(STAMP)
+
+demo: install
+	.venv/bin/advisor ingest $(SAMPLE)
+	.venv/bin/advisor sql $(SAMPLE) "select event, count(*) as events from events group by 1 order by 2 desc limit 10"
+
+test-rust:
+	cargo test --quiet --manifest-path parsers/Cargo.toml
+
+test-python: install
+	$(PY) -m pytest -q; rc=$$?; if [ $$rc -eq 5 ]; then echo "no tests collected"; rc=0; fi; exit $$rc
+
+test: install test-rust test-python
+
+bench: install
+	$(PY) benchmarks/ingest_vs_trace_cmd.py
+
+clean:
+	rm -rf .venv parsers/target
