@@ -72,7 +72,8 @@ def machine() -> dict:
             cpu = line.split(":", 1)[1].strip()
             break
     mem = Path("/proc/meminfo").read_text().split()[1]
-    tc = subprocess.run(["trace-cmd", "--version"], capture_output=True, text=True).stdout.split("\n")[0].strip()
+    tc = subprocess.run(["trace-cmd", "--version"], capture_output=True, text=True)
+    tc = (tc.stdout + tc.stderr).strip().splitlines()[0] if (tc.stdout + tc.stderr).strip() else "?"
     import duckdb
 
     return {

@@ -42,12 +42,17 @@ def run(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         err.print("interrupted")
         return 130
-    except Exception as e:  # noqa: BLE001 - the last line of defence
-        import click
-
-        if isinstance(e, click.ClickException):
+    except typer.TyperException as e:
+        # Click's own errors (unknown option, missing argument, no command).
+        if type(e).__name__ == "NoArgsIsHelpError":
             e.show(file=sys.stderr)
-            return e.exit_code
+            return 0
+        message = e.format_message() if hasattr(e, "format_message") else str(e)
+        ctx = getattr(e, "ctx", None)
+        hint = f" (see `{ctx.command_path} --help`)" if ctx is not None else ""
+        err.print(f"[red]advisor: error:[/] {message}{hint}", markup=True, highlight=False, soft_wrap=True)
+        return getattr(e, "exit_code", 2) or 2
+    except Exception as e:  # noqa: BLE001 - the last line of defence
         import traceback
 
         traceback.print_exc()

@@ -320,7 +320,11 @@ impl TextTrace {
             first_ts.get_or_insert(ts);
             last_ts = Some(ts);
             let (name, pairs) = fields::event_fields(&ev.kind);
-            let t = index[name.as_str()];
+            // Only a file changing between the two passes can miss here.
+            let Some(&t) = index.get(name.as_str()) else {
+                malformed += 1;
+                continue;
+            };
             let info = match &ev.kind {
                 line::EventKind::Named { info, .. } => *info,
                 _ => l.split_once(": ").map_or("", |x| x.1),
