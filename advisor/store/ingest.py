@@ -21,11 +21,11 @@ import pyarrow as pa
 
 from advisor import parsers
 from advisor.errors import AdvisorError, TraceIOError
-from advisor.store import views
+from advisor.store import macros, views
 from advisor.store.ddl import create_table, ident
 
 #: Bump when the layout of the store changes (invalidates cached stores).
-STORE_VERSION = 1
+STORE_VERSION = 2
 
 #: Rows per record batch, and the cap on decoded bytes the parser buffers
 #: across event types: what bounds ingest memory, whatever the trace size.
@@ -149,6 +149,7 @@ def _load(con, src, trace: Path, digest: str, progress: Progress | None) -> Inge
     stats = [tuple(s) for s in report.get("stats", [])]
     _write_meta(con, info, stats, specs, rows)
     views.create(con, specs, schemas, rows)
+    macros.create(con)
     return IngestResult(
         trace=trace,
         store=Path(),

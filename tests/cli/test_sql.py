@@ -110,3 +110,11 @@ def test_interactive_shell(monkeypatch, capsys, store_of):
     assert "2754" in out.out  # the multi-line query
     assert "x\n42" in out.out  # csv mode
     assert "unknown command" in out.err
+
+
+def test_device_macros(store_of):
+    """Kernel dev_t (major << 20 | minor): block_rq_issue's dev of the loop device is 7:0."""
+    with duckdb.connect(str(store_of(SAMPLE)), read_only=True) as con:
+        rows = con.execute("SELECT DISTINCT dev_name(dev), dev_major(dev), dev_minor(dev) FROM block_rq_issue").fetchall()
+        assert rows == [("7:0", 7, 0)]
+        assert con.execute("SELECT ns_to_ms(1500000)").fetchone()[0] == 1.5
