@@ -1,10 +1,11 @@
 # Writeback Advisor: set-up, demo and tests.
-#   make demo   install everything (apt packages, Python venv, Rust build) and ingest a sample
-#   make test   the Rust and Python test suites (parity against the real trace-cmd)
+#   make demo   install everything (apt packages, Python venv, Rust build) and run on samples
+#   make test   the Rust and Python test suites (parity against the real trace-cmd, blkparse, btt)
 SHELL := /bin/bash
 PY := .venv/bin/python
 SAMPLE := sample_traces/fio-ext4-v7-zstd.dat
-APT_PACKAGES := trace-cmd zstd
+BLK_SAMPLE := sample_traces/blk-ext4-fsync
+APT_PACKAGES := trace-cmd blktrace zstd
 STAMP := .venv/.installed
 
 .PHONY: install demo test test-rust test-python bench clean
@@ -26,6 +27,7 @@ install: $(STAMP)
 demo: install
 	.venv/bin/advisor ingest $(SAMPLE)
 	.venv/bin/advisor sql $(SAMPLE) "select event, count(*) as events from events group by 1 order by 2 desc limit 10"
+	.venv/bin/advisor io $(BLK_SAMPLE)
 
 test-rust:
 	cargo test --quiet --manifest-path parsers/Cargo.toml
@@ -37,6 +39,7 @@ test: install test-rust test-python
 
 bench: install
 	$(PY) benchmarks/ingest_vs_trace_cmd.py
+	$(PY) benchmarks/ingest_vs_blkparse.py
 
 clean:
 	rm -rf .venv parsers/target

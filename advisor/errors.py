@@ -15,6 +15,10 @@ class TraceIOError(AdvisorError):
     """A file could not be opened or read."""
 
 
+class DamagedCaptureError(TraceFormatError):
+    """A capture read up to damage: what came before it is in the store."""
+
+
 class UnsupportedTraceError(AdvisorError):
     """A trace uses a feature this version does not read."""
 

@@ -25,6 +25,38 @@ def open_trace(path: Path) -> "_parsers.Trace":
         raise _KINDS.get(kind, TraceFormatError)(message) from None
 
 
+def open_blktrace(paths: list[Path]) -> "_parsers.Trace":
+    """Open blktrace inputs parsed together: per-CPU sets (NAME or NAME.blktrace.N),
+    a merged file (blkparse -d), or "-" for stdin."""
+    try:
+        return _parsers.open_blktrace([str(p) for p in paths])
+    except _parsers.ParseFailure as e:
+        kind, message = e.args
+        raise _KINDS.get(kind, TraceFormatError)(message) from None
+
+
+def is_blktrace(path: Path) -> bool:
+    return _parsers.is_blktrace(str(path))
+
+
+def detect_format(path: Path) -> str:
+    """"blktrace", "blkparse-text", "trace.dat" or "ftrace-text", from the first bytes."""
+    try:
+        return _parsers.detect_format(str(path))
+    except _parsers.ParseFailure as e:
+        kind, message = e.args
+        raise _KINDS.get(kind, TraceFormatError)(message) from None
+
+
+def blktrace_files(path: Path) -> list[Path]:
+    return [Path(p) for p in _parsers.blktrace_files(str(path))]
+
+
+def text_digest(text: str) -> str:
+    """BLAKE3 of a text: the cache key of several inputs (their names and digests)."""
+    return _parsers.text_digest(text)
+
+
 def file_digest(path: Path) -> str:
     """BLAKE3 of the file's bytes (the cache key of its store)."""
     try:

@@ -20,36 +20,19 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import platform
 import shutil
-import statistics
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from common import machine, median_run  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
 DATA = HERE / "data"
 RESULTS = HERE / "results"
 PY = sys.executable
-
-
-def timed(cmd: list[str], stdout=subprocess.DEVNULL) -> tuple[float, int]:
-    """Wall seconds and peak RSS (KiB) of one child process."""
-    t = time.perf_counter()
-    p = subprocess.Popen(cmd, stdout=stdout, stderr=subprocess.DEVNULL)
-    _, status, usage = os.wait4(p.pid, 0)
-    wall = time.perf_counter() - t
-    if os.waitstatus_to_exitcode(status) != 0:
-        raise SystemExit(f"failed: {' '.join(cmd)}")
-    return wall, usage.ru_maxrss
-
-
-def median_run(cmd: list[str], repeat: int, stdout=subprocess.DEVNULL) -> tuple[float, int]:
-    runs = [timed(cmd, stdout) for _ in range(repeat)]
-    return statistics.median(r[0] for r in runs), max(r[1] for r in runs)
 
 
 PARSE_ONLY = """
@@ -63,28 +46,6 @@ for name, reader in it:
     pass
 print(it.report()["events"])
 """
-
-
-def machine() -> dict:
-    cpu = "?"
-    for line in Path("/proc/cpuinfo").read_text().splitlines():
-        if line.startswith("model name"):
-            cpu = line.split(":", 1)[1].strip()
-            break
-    mem = Path("/proc/meminfo").read_text().split()[1]
-    tc = subprocess.run(["trace-cmd", "--version"], capture_output=True, text=True)
-    tc = (tc.stdout + tc.stderr).strip().splitlines()[0] if (tc.stdout + tc.stderr).strip() else "?"
-    import duckdb
-
-    return {
-        "cpu": cpu,
-        "cores": os.cpu_count(),
-        "memory_gib": round(int(mem) / 1024 / 1024, 1),
-        "kernel": platform.release(),
-        "python": platform.python_version(),
-        "duckdb": duckdb.__version__,
-        "trace_cmd": tc,
-    }
 
 
 def ensure_trace(writes: int) -> Path:
@@ -128,7 +89,7 @@ def main() -> None:
     ap.add_argument("--sizes", default="650000,2600000", help="dd writes per trace (≈3.3 events each)")
     ap.add_argument("--repeat", type=int, default=3)
     args = ap.parse_args()
-    results = {"machine": machine(), "repeat": args.repeat, "runs": []}
+    results = {"machine": machine({"trace_cmd": ["trace-cmd", "--version"]}), "repeat": args.repeat, "runs": []}
     for writes in (int(x) for x in args.sizes.split(",")):
         r = bench(ensure_trace(writes), args.repeat)
         results["runs"].append(r)

@@ -28,4 +28,4 @@ def _default(o):
 
 
 def warn(message: str) -> None:
-    err.print(f"[yellow]warning:[/] {message}", markup=True)
+    err.print(f"[yellow]warning:[/] {message}", markup=True, highlight=False, soft_wrap=True)

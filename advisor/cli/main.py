@@ -9,6 +9,7 @@ import typer
 
 from advisor.cli.console import err
 from advisor.cli.ingest_cmd import ingest
+from advisor.cli.io_cmd import io
 from advisor.cli.sql_cmd import sql
 from advisor.errors import AdvisorError
 
@@ -21,6 +22,7 @@ app = typer.Typer(
 )
 app.command()(ingest)
 app.command()(sql)
+app.command()(io)
 
 INTERNAL_ERROR = 101
 

@@ -5,9 +5,7 @@ from __future__ import annotations
 import os
 import time
 
-from rich.table import Table
-
-from advisor.cli.console import err, out
+from advisor.cli.console import err
 from advisor.cli.results import FORMATS, run_query, write
 from advisor.errors import AdvisorError
 from advisor.store.cache import cache_dir
@@ -40,6 +38,45 @@ def _history():
     return readline, path
 
 
+def _quote(name: str) -> str:
+    return '"' + name.replace('"', '""') + '"'
+
+
+def dot_query(con, line: str) -> str | None:
+    """The SQL behind an informational dot command (.tables, .schema [NAME],
+    .info, .stats), or None when `line` is not one of them."""
+    parts = line.split()
+    cmd, args = parts[0], parts[1:]
+    if cmd == ".tables":
+        names = con.execute(
+            "SELECT table_name, table_type FROM information_schema.tables"
+            " WHERE table_schema = 'main' ORDER BY table_type DESC, table_name"
+        ).fetchall()
+        if not names:
+            return "SELECT NULL::VARCHAR AS name, NULL::VARCHAR AS kind, NULL::BIGINT AS rows WHERE false"
+        counts = " UNION ALL ".join(
+            f"SELECT {_literal(n)} AS name, {_literal('view' if k == 'VIEW' else 'table')} AS kind,"
+            f" (SELECT count(*) FROM {_quote(n)}) AS rows"
+            for n, k in names
+        )
+        return f"SELECT * FROM ({counts}) ORDER BY kind DESC, name"
+    if cmd == ".schema":
+        where = "table_schema = 'main'" + (f" AND table_name = {_literal(args[0])}" if args else "")
+        return (
+            "SELECT table_name AS \"table\", column_name AS \"column\", data_type AS type"
+            f" FROM information_schema.columns WHERE {where} ORDER BY table_name, ordinal_position"
+        )
+    if cmd == ".info":
+        return "SELECT key, value FROM trace_info ORDER BY key"
+    if cmd == ".stats":
+        return "SELECT * FROM parse_stats WHERE count > 0 AND severity <> 'info' ORDER BY name, cpu"
+    return None
+
+
+def _literal(text: str) -> str:
+    return "'" + text.replace("'", "''") + "'"
+
+
 class Shell:
     def __init__(self, con, max_rows: int):
         self.con = con
@@ -53,16 +90,11 @@ class Shell:
         cmd, args = parts[0], parts[1:]
         if cmd in (".quit", ".exit", ".q"):
             return False
-        if cmd == ".help":
+        query = dot_query(self.con, line)
+        if query is not None:
+            self.sql(query)
+        elif cmd == ".help":
             err.print(HELP)
-        elif cmd == ".tables":
-            self.tables()
-        elif cmd == ".schema":
-            self.schema(args[0] if args else None)
-        elif cmd == ".info":
-            self.sql("SELECT key, value FROM trace_info ORDER BY key")
-        elif cmd == ".stats":
-            self.sql("SELECT * FROM parse_stats WHERE count > 0 AND severity <> 'info' ORDER BY name, cpu")
         elif cmd == ".mode" and args and args[0] in FORMATS[:3]:
             self.mode = args[0]
         elif cmd == ".timer" and args and args[0] in ("on", "off"):
@@ -70,37 +102,6 @@ class Shell:
         else:
             err.print(f"[red]unknown command {line!r}[/] (.help lists them)")
         return True
-
-    def tables(self) -> None:
-        rows = self.con.execute(
-            "SELECT table_name, table_type FROM information_schema.tables"
-            " WHERE table_schema = 'main' ORDER BY table_type DESC, table_name"
-        ).fetchall()
-        t = Table(show_edge=False, header_style="bold")
-        t.add_column("name")
-        t.add_column("kind")
-        t.add_column("rows", justify="right")
-        for name, kind in rows:
-            n = self.con.execute(f'SELECT count(*) FROM "{name}"').fetchone()[0]
-            t.add_row(name, "view" if kind == "VIEW" else "table", f"{n:,}")
-        out.print(t)
-
-    def schema(self, name: str | None) -> None:
-        where = "table_schema = 'main'" + (" AND table_name = ?" if name else "")
-        rows = self.con.execute(
-            f"SELECT table_name, column_name, data_type FROM information_schema.columns WHERE {where}"
-            " ORDER BY table_name, ordinal_position",
-            [name] if name else [],
-        ).fetchall()
-        if not rows:
-            err.print(f"[red]no table or view named {name!r}[/]")
-            return
-        t = Table(show_edge=False, header_style="bold")
-        for c in ("table", "column", "type"):
-            t.add_column(c)
-        for r in rows:
-            t.add_row(*r)
-        out.print(t)
 
     def sql(self, query: str) -> None:
         started = time.perf_counter()

@@ -8,22 +8,28 @@ from typing import Optional
 
 import typer
 
+from advisor.cli.console import warn
 from advisor.cli.progress import bytes_progress
-from advisor.cli.repl import Shell
+from advisor.cli.repl import Shell, dot_query
 from advisor.cli.results import check_format, run_query, write
-from advisor.errors import TraceIOError
+from advisor.errors import UsageError
 from advisor.store import open_store, store_for
 from advisor.store.cache import is_store
 
 
-def resolve_store(trace: Path) -> Path:
-    """A store file as is; a trace through its cached store."""
-    if not trace.exists():
-        raise TraceIOError(f"{trace}: no such file")
-    if trace.is_file() and is_store(trace):
-        return trace
-    with bytes_progress(f"ingest {trace.name}") as progress:
-        return store_for(trace, progress=progress).store
+def resolve_stores(traces: list[Path]) -> Path:
+    """A store file as is; captures through their cached store."""
+    if len(traces) == 1 and traces[0].is_file() and is_store(traces[0]):
+        return traces[0]
+    for t in traces:
+        if t.is_file() and is_store(t):
+            raise UsageError(f"{t}: is a store; give it alone")
+    label = traces[0].name if len(traces) == 1 else f"{len(traces)} inputs"
+    with bytes_progress(f"ingest {label}") as progress:
+        r = store_for(traces, progress=progress)
+    if r.damaged:
+        warn(f"{r.damage[0] if r.damage else label}: damaged; results cover what was read before the damage")
+    return r.store
 
 
 def sql(
@@ -38,7 +44,7 @@ def sql(
     Example: advisor sql sample_traces/fio-ext4-v7-zstd.dat "select event, count(*) from events group by 1"
     """
     fmt = check_format(fmt)
-    store = resolve_store(trace)
+    store = resolve_stores([trace])
     con = open_store(store)
     try:
         if query is None and sys.stdin.isatty():
@@ -46,6 +52,12 @@ def sql(
             return
         if query is None:
             query = sys.stdin.read()
+        if query.strip().startswith("."):
+            # The shell's .tables / .schema / .info / .stats work here too.
+            line = query.strip()
+            query = dot_query(con, line)
+            if query is None:
+                raise UsageError(f"unknown command {line!r}: .tables, .schema [NAME], .info and .stats work outside the shell")
         cur = run_query(con, query)
         write(cur, fmt, output, max_rows, con=con, query=query)
     finally:

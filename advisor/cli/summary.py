@@ -22,6 +22,7 @@ def as_dict(r: IngestResult) -> dict:
     info = r.info
     return {
         "trace": str(r.trace),
+        "traces": [str(t) for t in r.traces],
         "store": str(r.store),
         "cached": r.cached,
         "seconds": round(r.seconds, 3),
@@ -32,6 +33,8 @@ def as_dict(r: IngestResult) -> dict:
         "first_ts": int(info["first_ts"]) if "first_ts" in info else None,
         "last_ts": int(info["last_ts"]) if "last_ts" in info else None,
         "events_by_type": dict(sorted(r.events_by_type.items(), key=lambda kv: -kv[1])),
+        "blk_events": r.blk_events,
+        "blk_actions": dict(sorted(r.blk_actions.items(), key=lambda kv: -kv[1])),
         "lost_events": r.lost_events,
         "data_loss": [
             {"name": s[0], "cpu": s[1], "count": s[3], "description": s[4]} for s in r.data_loss
@@ -46,14 +49,25 @@ def render(r: IngestResult) -> None:
     facts = Table.grid(padding=(0, 2))
     facts.add_column(style="bold")
     facts.add_column()
-    facts.add_row("trace", str(r.trace))
+    facts.add_row("input" if len(r.traces) == 1 else "inputs", "\n".join(str(t) for t in r.traces))
     facts.add_row("store", f"{r.store}" + ("  [dim](cached)[/]" if r.cached else f"  [dim]({r.seconds:.2f} s)[/]"))
-    facts.add_row("format", _format_line(info))
-    facts.add_row("kernel", info.get("kernel_release") or "[yellow]unknown (no uname in the capture)[/]")
+    if "format" in info:
+        facts.add_row("format", _format_line(info))
+        facts.add_row("kernel", info.get("kernel_release") or "[yellow]unknown (no uname in the capture)[/]")
     if "first_ts" in info:
         span = int(info["last_ts"]) - int(info["first_ts"])
         facts.add_row("time span", f"{fmt_ns(int(info['first_ts']))} … {fmt_ns(int(info['last_ts']))}  ({fmt_ns(span)} s, clock {info.get('clock', '?')})")
-    facts.add_row("events", f"{r.events:,} in {len(r.events_by_type)} types")
+    if "format" in info:
+        facts.add_row("events", f"{r.events:,} in {len(r.events_by_type)} types")
+    if r.blk_actions:
+        acts = ", ".join(f"{a} {n:,}" for a, n in sorted(r.blk_actions.items(), key=lambda kv: -kv[1]))
+        span = ""
+        if "blktrace_first_ts" in info:
+            span = f" over {fmt_ns(int(info['blktrace_last_ts']) - int(info['blktrace_first_ts']))} s"
+        facts.add_row("blktrace", f"{r.blk_events:,} records{span} ({info.get('blktrace_format', '')}): {acts}")
+    if r.damage:
+        shown = r.damage[:10] + ([f"… {len(r.damage) - 10} more"] if len(r.damage) > 10 else [])
+        facts.add_row("[red]damage[/]", "\n".join(shown))
     lost = r.data_loss
     if lost:
         lines = [f"{s[0]}{'' if s[1] is None else f' (cpu {s[1]})'}: {s[3]:,}" for s in lost]
@@ -71,18 +85,14 @@ def render(r: IngestResult) -> None:
         if len(items) > TOP_TYPES:
             t.add_row(f"[dim]… {len(items) - TOP_TYPES} more types[/]", f"{sum(n for _, n in items[TOP_TYPES:]):,}")
         err.print(t)
-    warn_damage(r)
 
 
-def warn_damage(r: IngestResult) -> None:
-    """Damage is always reported on stderr, whatever the output format."""
-    if not r.damaged:
-        return
-    err.print(f"[red bold]{r.trace}: the capture is damaged:[/] what could be read is in the store (trace_info.partial = true)")
-    for d in r.damage[:10]:
-        err.print(f"  [red]•[/] {d}")
-    if len(r.damage) > 10:
-        err.print(f"  … {len(r.damage) - 10} more (see parse_stats)")
+def damage_error(r: IngestResult) -> str:
+    """The one line an ingest of a damaged capture ends with (exit 2)."""
+    first = r.damage[0] if r.damage else f"{r.trace}: damaged"
+    more = f" (and {len(r.damage) - 1} more)" if len(r.damage) > 1 else ""
+    kept = f"{r.events:,} events" if r.events else f"{r.blk_events:,} blktrace records"
+    return f"{first}{more}; the {kept} read before the damage are in {r.store} (trace_info.partial, parse_stats)"
 
 
 def _format_line(info: dict) -> str:

@@ -1,7 +1,8 @@
-"""The DuckDB store: one database per capture, built from the parsers' Arrow
-batches, with the tables and views of DESIGN.md's data contract."""
+"""The DuckDB store: one database per incident (an ftrace capture and/or
+blktrace device sets), built from the parsers' Arrow batches, with the tables
+and views of DESIGN.md's data contract."""
 
-from advisor.store.ingest import IngestResult, ingest_trace
 from advisor.store.cache import open_store, store_for
+from advisor.store.ingest import IngestResult, ingest, ingest_trace
 
-__all__ = ["IngestResult", "ingest_trace", "open_store", "store_for"]
+__all__ = ["IngestResult", "ingest", "ingest_trace", "open_store", "store_for"]

@@ -1,5 +1,6 @@
-"""Stores cached per input: a trace is parsed once, then its store is reused
-while the file's content (BLAKE3) and the parser and store versions match."""
+"""Stores cached per input: captures are parsed once, then their store is
+reused while the files' content (BLAKE3) and the parser and store versions
+match."""
 
 from __future__ import annotations
 
@@ -10,9 +11,8 @@ import duckdb
 
 from advisor import parsers
 from advisor.errors import TraceIOError
-from advisor.store.ingest import STORE_VERSION, IngestResult, Progress, ingest_trace
-
-STORE_SUFFIXES = (".duckdb", ".db")
+from advisor.store import blk_views
+from advisor.store.ingest import STORE_VERSION, Inputs, IngestResult, Progress, ingest
 
 
 def cache_dir() -> Path:
@@ -37,28 +37,29 @@ def is_store(path: Path) -> bool:
     return head[8:12] == b"DUCK"
 
 
-def store_for(trace: Path, progress: Progress | None = None, force: bool = False) -> IngestResult:
-    """The cached store of `trace`, ingesting it first if needed."""
-    trace = Path(trace)
-    if not trace.exists():
-        raise TraceIOError(f"{trace}: no such file")
-    if trace.is_dir():
-        raise TraceIOError(f"{trace}: is a directory")
-    digest = parsers.file_digest(trace)
+def store_for(traces: list[Path] | Path, progress: Progress | None = None, force: bool = False) -> IngestResult:
+    """The cached store of one incident's captures, ingesting them first if needed."""
+    paths = [Path(p) for p in (traces if isinstance(traces, list) else [traces])]
+    inputs = Inputs.classify(paths)
+    digest = inputs.digest()
     path = cache_path(digest)
     if path.exists() and not force:
-        return load_result(trace, path, digest)
-    return ingest_trace(trace, path, digest, progress)
+        return load_result(inputs.paths, path, digest)
+    return ingest(inputs.paths, path, digest, progress)
 
 
-def load_result(trace: Path, store: Path, digest: str) -> IngestResult:
+def load_result(traces: list[Path], store: Path, digest: str) -> IngestResult:
     """Summarise an existing store the way an ingest would have."""
     with duckdb.connect(str(store), read_only=True) as con:
         info = dict(con.execute("SELECT key, value FROM trace_info").fetchall())
         stats = [tuple(r) for r in con.execute("SELECT * FROM parse_stats").fetchall()]
         counts = dict(con.execute("SELECT table_name, events FROM event_formats WHERE events > 0").fetchall())
+        has_blk = con.execute(
+            "SELECT count(*) FROM information_schema.tables WHERE table_schema = 'raw' AND table_name = 'blk_events'"
+        ).fetchone()[0]
+        blk = {a: int(n) for a, n in con.execute(blk_views.ACTION_COUNTS).fetchall()} if has_blk else {}
     return IngestResult(
-        trace=trace,
+        traces=traces,
         store=store,
         digest=digest,
         cached=True,
@@ -67,7 +68,8 @@ def load_result(trace: Path, store: Path, digest: str) -> IngestResult:
         events_by_type=counts,
         stats=stats,
         damaged=info.get("partial") == "true",
-        damage=[],
+        damage=[d for d in info.get("damage", "").split("\n") if d],
+        blk_actions=blk,
     )
 
 

@@ -14,6 +14,7 @@ _SIMPLE = {
     pa.uint32(): "UINTEGER",
     pa.uint64(): "UBIGINT",
     pa.bool_(): "BOOLEAN",
+    pa.float64(): "DOUBLE",
     pa.string(): "VARCHAR",
     pa.large_string(): "VARCHAR",
     pa.binary(): "BLOB",

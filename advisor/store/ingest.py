@@ -1,10 +1,13 @@
-"""Build a store from one trace file.
+"""Build a store from the captures of one incident.
 
-The parser runs on its own thread and hands over record batches (Arrow
-PyCapsule streams); each is read once into its DuckDB table. Event tables
-hold what was decoded (schema `raw`); the user-facing tables of the data
-contract are views in the main schema that add the task name and thread
-group from `tasks` (see views.py).
+A store holds at most one ftrace capture (a trace.dat or text) and any
+number of blktrace device sets, so one session can query both layers. Each
+parser runs on its own thread and hands over record batches (Arrow PyCapsule
+streams); each is read once into its DuckDB table. ftrace event tables hold
+what was decoded (schema `raw`); the user-facing tables of the data contract
+are views in the main schema that add the task name and thread group from
+`tasks` (see views.py). The big blktrace tables are stored lean in `raw` too,
+with views that spell them the way blkparse prints them (blk_views.py).
 """
 
 from __future__ import annotations
@@ -20,12 +23,12 @@ import duckdb
 import pyarrow as pa
 
 from advisor import parsers
-from advisor.errors import AdvisorError, TraceIOError
-from advisor.store import macros, views
+from advisor.errors import TraceFormatError, TraceIOError, UsageError
+from advisor.store import blk_views, macros, views
 from advisor.store.ddl import create_table, ident
 
 #: Bump when the layout of the store changes (invalidates cached stores).
-STORE_VERSION = 2
+STORE_VERSION = 7
 
 #: Rows per record batch, and the cap on decoded bytes the parser buffers
 #: across event types: what bounds ingest memory, whatever the trace size.
@@ -34,15 +37,91 @@ MAX_PENDING_BYTES = 64 << 20
 #: DuckDB's buffer pool during ingest: written blocks beyond it are evicted.
 DUCKDB_MEMORY_LIMIT = "256MB"
 
-#: Tables the parser emits besides event tables (created in the main schema).
-SIDE_TABLES = {"tasks", "lost_events", "unknown_events"}
+#: Tables the parsers emit besides ftrace event tables (in the main schema,
+#: but for blk_views.RAW_TABLES, which are under raw).
+SIDE_TABLES = {
+    "tasks",
+    "lost_events",
+    "unknown_events",
+    "blk_events",
+    "blk_details",
+    "io_requests",
+    "io_phases",
+    "blk_lost_events",
+    "blk_tasks",
+    "blk_devices",
+}
 
 Progress = Callable[[int, int], None]
 
 
 @dataclass
+class Inputs:
+    """The captures of one store: one ftrace capture (trace.dat or text) and
+    one blktrace source (binary device sets read together, or one blkparse text)."""
+
+    ftrace: Path | None = None
+    blktrace: list[Path] = field(default_factory=list)
+    blkparse_text: Path | None = None
+
+    @classmethod
+    def classify(cls, paths: list[Path]) -> "Inputs":
+        inputs = cls()
+        for p in paths:
+            p = Path(p)
+            if str(p) != "-" and p.is_dir():
+                raise TraceIOError(f"{p}: is a directory")
+            if str(p) != "-" and not p.exists() and not parsers.is_blktrace(p):
+                raise TraceIOError(f"{p}: no such file")
+            kind = parsers.detect_format(p)
+            if kind == "blktrace":
+                inputs.blktrace.append(p)
+            elif kind == "blkparse-text":
+                if inputs.blkparse_text is not None:
+                    raise UsageError(f"one store holds one blktrace source (got {inputs.blkparse_text} and {p})")
+                inputs.blkparse_text = p
+            else:
+                if inputs.ftrace is not None:
+                    raise UsageError(
+                        f"one store holds one ftrace capture (got {inputs.ftrace} and {p}); ingest them separately"
+                    )
+                inputs.ftrace = p
+        if inputs.blkparse_text and inputs.blktrace:
+            raise UsageError("one store holds one blktrace source: binary files or a blkparse text, not both")
+        if Path("-") in inputs.blktrace and len(inputs.blktrace) > 1:
+            raise UsageError("blktrace data on stdin must be ingested on its own")
+        return inputs
+
+    @property
+    def paths(self) -> list[Path]:
+        return (
+            ([self.ftrace] if self.ftrace else [])
+            + self.blktrace
+            + ([self.blkparse_text] if self.blkparse_text else [])
+        )
+
+    @property
+    def from_stdin(self) -> bool:
+        return Path("-") in self.blktrace
+
+    def files(self) -> list[Path]:
+        """Every file read, per-CPU blktrace files included."""
+        out = [p for p in (self.ftrace, self.blkparse_text) if p]
+        for b in self.blktrace:
+            out.extend(parsers.blktrace_files(b))
+        return out
+
+    def digest(self) -> str:
+        """Content hash of all the inputs (the cache key)."""
+        if self.from_stdin:
+            raise UsageError("data on stdin has no content hash to cache by: give -o STORE")
+        parts = [f"{f.name}:{parsers.file_digest(f)}" for f in self.files()]
+        return parsers.text_digest("\n".join(parts)) if len(parts) != 1 else parts[0].split(":", 1)[1]
+
+
+@dataclass
 class IngestResult:
-    trace: Path
+    traces: list[Path]
     store: Path
     digest: str
     cached: bool
@@ -52,18 +131,27 @@ class IngestResult:
     stats: list[tuple] = field(default_factory=list)
     damaged: bool = False
     damage: list[str] = field(default_factory=list)
+    blk_actions: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def trace(self) -> Path:
+        return self.traces[0]
 
     @property
     def events(self) -> int:
         return sum(self.events_by_type.values())
+
+    @property
+    def blk_events(self) -> int:
+        return sum(self.blk_actions.values())
 
     def stat_total(self, name: str) -> int:
         return sum(s[3] for s in self.stats if s[0] == name)
 
     @property
     def lost_events(self) -> int:
-        """Events the kernel reported dropping (sum of the counts it stored)."""
-        return self.stat_total("lost_events")
+        """Events the kernel reported dropping (ftrace counts it stored, blktrace sequence gaps)."""
+        return sum(s[3] for s in self.stats if s[0] == "lost_events" or s[0].startswith("blk_lost_events"))
 
     @property
     def data_loss(self) -> list[tuple]:
@@ -74,17 +162,23 @@ def _schema(reader) -> pa.Schema:
     return pa.schema(reader)
 
 
-def ingest_trace(trace: Path, store: Path, digest: str | None = None, progress: Progress | None = None) -> IngestResult:
-    """Parse `trace` into a new DuckDB database at `store`.
+def ingest(paths: list[Path], store: Path, digest: str | None = None, progress: Progress | None = None) -> IngestResult:
+    """Parse the captures of one incident into a new DuckDB database at `store`.
 
     The database is written under a temporary name and renamed into place
     only when complete, so an interrupted ingest never leaves a store that
     looks finished.
     """
     started = time.perf_counter()
-    trace = Path(trace)
-    digest = digest or parsers.file_digest(trace)
-    src = parsers.open_trace(trace)
+    inputs = Inputs.classify([Path(p) for p in paths])
+    digest = digest or ("stdin" if inputs.from_stdin else inputs.digest())
+    sources = []
+    if inputs.ftrace:
+        sources.append(parsers.open_trace(inputs.ftrace))
+    if inputs.blktrace:
+        sources.append(parsers.open_blktrace(inputs.blktrace))
+    if inputs.blkparse_text:
+        sources.append(parsers.open_trace(inputs.blkparse_text))
     tmp = store.with_name(f".{store.name}.{os.getpid()}.tmp")
     for p in (tmp, Path(str(tmp) + ".wal")):
         p.unlink(missing_ok=True)
@@ -93,7 +187,7 @@ def ingest_trace(trace: Path, store: Path, digest: str | None = None, progress: 
     try:
         # One transaction: a commit per statement would sync the WAL each time.
         con.execute("BEGIN TRANSACTION")
-        result = _load(con, src, trace, digest, progress)
+        result = _load(con, sources, inputs, digest, progress)
         con.execute("COMMIT")
         con.close()
         os.replace(tmp, store)
@@ -107,61 +201,123 @@ def ingest_trace(trace: Path, store: Path, digest: str | None = None, progress: 
     return result
 
 
-def _load(con, src, trace: Path, digest: str, progress: Progress | None) -> IngestResult:
-    specs = src.tables()
-    schemas = {s["name"]: _schema(s["empty"]) for s in specs}
+def ingest_trace(trace: Path, store: Path, digest: str | None = None, progress: Progress | None = None) -> IngestResult:
+    """One capture into a store (see `ingest`)."""
+    return ingest([trace], store, digest, progress)
+
+
+@dataclass
+class _Loaded:
+    """What has been created while loading the sources."""
+
+    schemas: dict[str, pa.Schema] = field(default_factory=dict)  # raw event tables
+    rows: dict[str, int] = field(default_factory=dict)
+    side: dict[str, pa.Schema] = field(default_factory=dict)
+    specs: list[dict] = field(default_factory=list)
+    info: dict[str, str] = field(default_factory=dict)
+    stats: list[tuple] = field(default_factory=list)
+    damage: list[str] = field(default_factory=list)
+    damaged: bool = False
+
+
+def _load(con, sources, inputs: Inputs, digest: str, progress: Progress | None) -> IngestResult:
     con.execute("CREATE SCHEMA raw;")
-    # One statement for every table: per-statement overhead dominates small tables.
-    ddl = "\n".join(create_table(f"raw.{ident(name)}", sch) for name, sch in schemas.items())
-    if ddl:
-        con.execute(ddl)
-    rows: dict[str, int] = {name: 0 for name in schemas}
-    side: dict[str, pa.Schema] = {}
-    total = max(src.total_bytes, 1)
-    batches = src.batches(batch_rows=BATCH_ROWS, max_pending_bytes=MAX_PENDING_BYTES)
-    for name, reader in batches:
-        if name in schemas:
-            con.execute(f"INSERT INTO raw.{ident(name)} SELECT * FROM reader")
-        elif name in side:
-            con.execute(f"INSERT INTO {ident(name)} SELECT * FROM reader")
-        else:
-            # Side tables, and event tables of text captures (no formats up front).
-            sch = _schema(reader)
-            target = ident(name) if name in SIDE_TABLES else f"raw.{ident(name)}"
-            con.execute(create_table(target, sch))
-            con.execute(f"INSERT INTO {target} SELECT * FROM reader")
-            if name in SIDE_TABLES:
-                side[name] = sch
-            else:
-                schemas[name] = sch
-                rows[name] = 0
-        if name in rows:
-            rows[name] += _last_insert_count(con)
-        if progress:
-            progress(batches.progress(), total)
-    report = batches.report() or {}
+    state = _Loaded()
+    total = max(sum(s.total_bytes for s in sources), 1)
+    done_before = 0
+    for src in sources:
+        _load_source(con, src, state, lambda d, _t, base=done_before: progress and progress(base + d, total))
+        done_before += src.total_bytes
     if progress:
         progress(total, total)
-    if "tasks" not in side:
+    if "tasks" not in state.side:
         con.execute("CREATE TABLE tasks (pid INTEGER, comm VARCHAR, tgid INTEGER);")
-    info = dict(src.info())
-    info.update(_facts(trace, digest, report))
-    stats = [tuple(s) for s in report.get("stats", [])]
-    _write_meta(con, info, stats, specs, rows)
-    views.create(con, specs, schemas, rows)
+    state.info.update(_facts(inputs, digest, state))
+    _write_meta(con, state.info, state.stats, state.specs, state.rows)
+    views.create(con, state.specs, state.schemas, state.rows)
     macros.create(con)
+    if "blk_events" in state.side:
+        blk_views.create(con)
+    blk_actions = {}
+    if "blk_events" in state.side:
+        blk_actions = {a: int(n) for a, n in con.execute(blk_views.ACTION_COUNTS).fetchall()}
     return IngestResult(
-        trace=trace,
+        traces=inputs.paths,
         store=Path(),
         digest=digest,
         cached=False,
         seconds=0.0,
-        info=info,
-        events_by_type={k: v for k, v in rows.items() if v},
-        stats=stats,
-        damaged=bool(report.get("damaged")),
-        damage=list(report.get("damage", [])),
+        info=state.info,
+        events_by_type={k: v for k, v in state.rows.items() if v},
+        stats=state.stats,
+        damaged=state.damaged,
+        damage=state.damage,
+        blk_actions=blk_actions,
     )
+
+
+def _load_source(con, src, state: _Loaded, progress: Progress | None) -> None:
+    specs = src.tables()
+    new = {s["name"]: _schema(s["empty"]) for s in specs}
+    # One statement for every table: per-statement overhead dominates small tables.
+    ddl = "\n".join(create_table(f"raw.{ident(name)}", sch) for name, sch in new.items())
+    if ddl:
+        con.execute(ddl)
+    state.specs.extend(specs)
+    state.schemas.update(new)
+    state.rows.update({name: 0 for name in new})
+    # The format's other tables exist even when the capture gives them no rows.
+    for name, empty in src.side_tables():
+        if name not in state.side:
+            sch = _schema(empty)
+            con.execute(create_table(_side_target(name), sch))
+            state.side[name] = sch
+    batches = src.batches(batch_rows=BATCH_ROWS, max_pending_bytes=MAX_PENDING_BYTES)
+    for name, reader in batches:
+        if name in state.schemas:
+            con.execute(f"INSERT INTO raw.{ident(name)} SELECT * FROM reader")
+        elif name in state.side:
+            con.execute(f"INSERT INTO {_side_target(name)} SELECT * FROM reader")
+        else:
+            # Side tables, and event tables of text captures (no formats up front).
+            sch = _schema(reader)
+            target = _side_target(name) if name in SIDE_TABLES else f"raw.{ident(name)}"
+            con.execute(create_table(target, sch))
+            con.execute(f"INSERT INTO {target} SELECT * FROM reader")
+            if name in SIDE_TABLES:
+                state.side[name] = sch
+            else:
+                state.schemas[name] = sch
+                state.rows[name] = 0
+        if name in state.rows:
+            state.rows[name] += _last_insert_count(con)
+        if progress:
+            progress(batches.progress(), src.total_bytes)
+    report = batches.report() or {}
+    # Every damage line names its file (blktrace lines name the per-CPU file).
+    label = "stdin" if str(src.path) == "-" else src.path.name
+    damage = [d if label in d else f"{src.path}: {d}" for d in report.get("damage", [])]
+    if not report.get("events") and damage:
+        # Nothing readable at all: an error, not an empty store.
+        raise TraceFormatError(damage[0])
+    if not report.get("events") and src.format == "blktrace":
+        raise TraceFormatError(f"{label}: no blktrace records in this input (empty files or stream)")
+    state.info.update(dict(src.info()))
+    state.info.update(dict(report.get("info", [])))
+    prefix = "blktrace_" if src.format == "blktrace" else ""
+    first, last = report.get("first_ts"), report.get("last_ts")
+    state.info[f"{prefix}events"] = str(report.get("events", 0))
+    if first is not None and last is not None:
+        state.info.update({f"{prefix}first_ts": str(first), f"{prefix}last_ts": str(last), f"{prefix}duration_ns": str(last - first)})
+    state.stats.extend(tuple(s) for s in report.get("stats", []))
+    state.damage.extend(damage)
+    state.damaged |= bool(report.get("damaged"))
+
+
+def _side_target(name: str) -> str:
+    """Where a side table is stored: the lean blktrace tables under raw (the
+    main schema has views of them), the others in main."""
+    return f"raw.{ident(name)}" if name in blk_views.RAW_TABLES else ident(name)
 
 
 def _last_insert_count(con) -> int:
@@ -169,20 +325,24 @@ def _last_insert_count(con) -> int:
     return int(row[0]) if row else 0
 
 
-def _facts(trace: Path, digest: str, report: dict) -> dict[str, str]:
-    first, last = report.get("first_ts"), report.get("last_ts")
+def _facts(inputs: Inputs, digest: str, state: _Loaded) -> dict[str, str]:
     facts = {
-        "source_file": str(trace),
-        "source_bytes": str(trace.stat().st_size),
-        "source_blake3": digest,
         "parser_version": parsers.PARSER_VERSION,
         "store_version": str(STORE_VERSION),
         "ingested_at": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
-        "events": str(report.get("events", 0)),
-        "partial": "true" if report.get("damaged") else "false",
+        "partial": "true" if state.damaged else "false",
+        # Where each input stopped being readable, one line each (file, offset, why).
+        "damage": "\n".join(state.damage),
+        "inputs_blake3": digest,
     }
-    if first is not None and last is not None:
-        facts.update(first_ts=str(first), last_ts=str(last), duration_ns=str(last - first))
+    if inputs.ftrace:
+        facts.update(
+            source_file=str(inputs.ftrace),
+            source_bytes=str(inputs.ftrace.stat().st_size),
+            source_blake3=parsers.file_digest(inputs.ftrace),
+        )
+    if inputs.blktrace or inputs.blkparse_text:
+        facts["blktrace_files"] = ",".join(str(p) for p in inputs.paths if p != inputs.ftrace)
     return facts
 
 
@@ -221,12 +381,3 @@ def _write_meta(con, info, stats, specs, rows) -> None:
         "CREATE TABLE parse_stats AS SELECT * FROM parse_stats;"
         "CREATE TABLE event_formats AS SELECT * FROM event_formats;"
     )
-
-
-def check_writable(path: Path) -> None:
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-    except OSError as e:
-        raise TraceIOError(f"{path.parent}: cannot create directory: {e.strerror}") from None
-    if path.exists() and path.is_dir():
-        raise AdvisorError(f"{path}: is a directory")

@@ -3,6 +3,7 @@
 //! The parsers are plain Rust (tested with `cargo test`); the `python`
 //! feature adds the PyO3 module `advisor._parsers` (see `python.rs`).
 
+pub mod blktrace;
 pub mod bytes;
 pub mod columns;
 pub mod error;

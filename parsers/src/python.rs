@@ -43,7 +43,22 @@ struct Trace {
     #[pyo3(get)]
     total_bytes: u64,
     specs: Vec<TableSpec>,
+    side: Vec<(&'static str, arrow_schema::SchemaRef)>,
     info: Vec<(String, String)>,
+}
+
+impl Trace {
+    fn new(src: Box<dyn TraceSource>, path: PathBuf) -> Trace {
+        Trace {
+            format: src.format(),
+            total_bytes: src.total_bytes(),
+            specs: src.specs(),
+            side: src.side_tables(),
+            info: src.info(),
+            source: Mutex::new(Some(src)),
+            path,
+        }
+    }
 }
 
 #[pymethods]
@@ -71,6 +86,11 @@ impl Trace {
                 Ok(d)
             })
             .collect()
+    }
+
+    /// The format's other tables: list of (name, empty reader).
+    fn side_tables(&self) -> Vec<(&'static str, PyRecordBatchReader)> {
+        self.side.iter().map(|(name, schema)| (*name, reader_of(RecordBatch::new_empty(schema.clone())))).collect()
     }
 
     /// Start decoding; yields (table, reader) pairs. Can be called once.
@@ -151,6 +171,7 @@ impl Batches {
         d.set_item("last_ts", r.last_ts)?;
         d.set_item("damaged", r.damaged)?;
         d.set_item("damage", r.damage.clone())?;
+        d.set_item("info", r.info.clone())?;
         let stats: Vec<(String, Option<i32>, &'static str, u64, String)> = r
             .stats
             .iter()
@@ -166,14 +187,43 @@ impl Batches {
 fn open_trace(py: Python<'_>, path: PathBuf) -> PyResult<Trace> {
     let p = path.clone();
     let src = py.detach(move || source::open(&p)).map_err(to_py)?;
-    Ok(Trace {
-        format: src.format(),
-        total_bytes: src.total_bytes(),
-        specs: src.specs(),
-        info: src.info(),
-        source: Mutex::new(Some(src)),
-        path,
-    })
+    Ok(Trace::new(src, path))
+}
+
+/// Open blktrace inputs together (per-CPU sets, a merged file, or "-").
+#[pyfunction]
+fn open_blktrace(py: Python<'_>, paths: Vec<PathBuf>) -> PyResult<Trace> {
+    let p = paths.clone();
+    let src = py.detach(move || source::open_blktrace(&p)).map_err(to_py)?;
+    Ok(Trace::new(src, paths.first().cloned().unwrap_or_default()))
+}
+
+/// The files a blktrace argument stands for: the per-CPU files of a device
+/// set, or the file itself (empty for "-").
+#[pyfunction]
+fn blktrace_files(path: PathBuf) -> Vec<PathBuf> {
+    if path.as_os_str() == "-" {
+        return Vec::new();
+    }
+    let base = crate::blktrace::split_cpu_file(&path).map(|(b, _)| b).unwrap_or_else(|| path.clone());
+    let files = crate::blktrace::cpu_files(&base);
+    if files.is_empty() {
+        vec![path]
+    } else {
+        files.into_iter().map(|(_, p)| p).collect()
+    }
+}
+
+/// "blktrace", "blkparse-text", "trace.dat" or "ftrace-text" (see source::detect).
+#[pyfunction]
+fn detect_format(py: Python<'_>, path: PathBuf) -> PyResult<&'static str> {
+    py.detach(move || source::detect(&path)).map_err(to_py)
+}
+
+/// Whether a path names blktrace data (see source::is_blktrace).
+#[pyfunction]
+fn is_blktrace(path: PathBuf) -> bool {
+    source::is_blktrace(&path)
 }
 
 /// BLAKE3 hex digest of a file (the store's cache key).
@@ -186,10 +236,21 @@ fn file_digest(py: Python<'_>, path: PathBuf) -> PyResult<String> {
     .map_err(|e| pyo3::exceptions::PyOSError::new_err(e.to_string()))
 }
 
+/// BLAKE3 hex digest of a text (the cache key of several inputs).
+#[pyfunction]
+fn text_digest(text: &str) -> String {
+    blake3::hash(text.as_bytes()).to_hex().to_string()
+}
+
 #[pymodule]
 fn _parsers(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(open_trace, m)?)?;
     m.add_function(wrap_pyfunction!(file_digest, m)?)?;
+    m.add_function(wrap_pyfunction!(text_digest, m)?)?;
+    m.add_function(wrap_pyfunction!(open_blktrace, m)?)?;
+    m.add_function(wrap_pyfunction!(is_blktrace, m)?)?;
+    m.add_function(wrap_pyfunction!(blktrace_files, m)?)?;
+    m.add_function(wrap_pyfunction!(detect_format, m)?)?;
     m.add_class::<Trace>()?;
     m.add_class::<Batches>()?;
     m.add("ParseFailure", m.py().get_type::<ParseFailure>())?;

@@ -5,6 +5,7 @@ use std::path::Path;
 use std::sync::atomic::AtomicU64;
 
 use arrow_array::RecordBatch;
+use arrow_schema::SchemaRef;
 
 use crate::error::{ParseError, Result};
 use crate::tracedat::decode::TableSpec;
@@ -31,6 +32,9 @@ pub trait TraceSource: Send {
     fn info(&self) -> Vec<(String, String)>;
     /// Tables known before reading the events (every described event type).
     fn specs(&self) -> Vec<TableSpec>;
+    /// The format's other tables (tasks, lost events, ...): they exist in
+    /// every store of this format, empty when the capture has no rows.
+    fn side_tables(&self) -> Vec<(&'static str, SchemaRef)>;
     /// Bytes `run` will report progress against.
     fn total_bytes(&self) -> u64;
     /// Decode everything, handing (table, batch) to `out` as batches fill.
@@ -47,6 +51,10 @@ impl TraceSource for TraceDat {
     fn specs(&self) -> Vec<TableSpec> {
         self.decoder(1, 1).specs
     }
+    fn side_tables(&self) -> Vec<(&'static str, SchemaRef)> {
+        use crate::tracedat::{decode, lost_schema, tasks_schema, LOST_TABLE, TASKS_TABLE};
+        vec![(TASKS_TABLE, tasks_schema()), (LOST_TABLE, lost_schema()), (decode::UNKNOWN_TABLE, decode::Decoder::unknown_schema())]
+    }
     fn total_bytes(&self) -> u64 {
         self.meta.cpus.iter().map(|c| c.size).sum()
     }
@@ -56,25 +64,61 @@ impl TraceSource for TraceDat {
     }
 }
 
-/// Open `path` with the parser its first bytes call for.
-pub fn open(path: &Path) -> Result<Box<dyn TraceSource>> {
+/// True when `path` is blktrace data: `-` (stdin), a per-CPU file
+/// `NAME.blktrace.N`, a device set name whose per-CPU files exist, or a file
+/// starting with the blktrace magic.
+pub fn is_blktrace(path: &Path) -> bool {
     use std::io::Read;
-    let mut head = [0u8; 16];
-    let n = std::fs::File::open(path)
-        .and_then(|mut f| f.read(&mut head))
-        .map_err(|source| ParseError::Io { path: path.to_path_buf(), source })?;
-    if n == 0 {
+    if path.as_os_str() == "-" || crate::blktrace::split_cpu_file(path).is_some() {
+        return true;
+    }
+    if !path.exists() {
+        return !crate::blktrace::cpu_files(path).is_empty();
+    }
+    let mut head = [0u8; 4];
+    std::fs::File::open(path).and_then(|mut f| f.read_exact(&mut head)).is_ok()
+        && crate::blktrace::record::detect_endian(head).is_some()
+}
+
+/// Open blktrace inputs parsed together (several device sets merge like
+/// `blkparse -i a -i b`).
+pub fn open_blktrace(paths: &[std::path::PathBuf]) -> Result<Box<dyn TraceSource>> {
+    Ok(Box::new(crate::blktrace::BlkTrace::open_many(paths)?))
+}
+
+/// The format of `path`, from its first bytes: "blktrace", "blkparse-text",
+/// "trace.dat" or "ftrace-text".
+pub fn detect(path: &Path) -> Result<&'static str> {
+    if is_blktrace(path) {
+        return Ok("blktrace");
+    }
+    let head = sniff(path)?;
+    if head.is_empty() {
         return Err(ParseError::UnknownFormat { path: path.to_path_buf(), reason: "empty file".into() });
     }
-    if head[..n].starts_with(&crate::tracedat::header::MAGIC[..n.min(10)]) {
-        return Ok(Box::new(TraceDat::open(path)?));
+    let magic = &crate::tracedat::header::MAGIC[..];
+    if head.starts_with(&magic[..head.len().min(magic.len())]) {
+        return Ok("trace.dat");
     }
-    if crate::text::looks_like_text(&sniff(path)?) {
-        return Ok(Box::new(crate::text::TextTrace::open(path)?));
+    if crate::blktrace::text::looks_like_blkparse(&String::from_utf8_lossy(&head)) {
+        return Ok("blkparse-text");
+    }
+    if crate::text::looks_like_text(&head) {
+        return Ok("ftrace-text");
     }
     Err(ParseError::UnknownFormat {
         path: path.to_path_buf(),
-        reason: "neither a trace.dat (magic \\x17\\x08\\x44tracing) nor ftrace text".into(),
+        reason: "neither a trace.dat (magic \\x17\\x08\\x44tracing), ftrace text, blktrace data nor blkparse text".into(),
+    })
+}
+
+/// Open `path` with the parser its first bytes call for.
+pub fn open(path: &Path) -> Result<Box<dyn TraceSource>> {
+    Ok(match detect(path)? {
+        "blktrace" => open_blktrace(&[path.to_path_buf()])?,
+        "blkparse-text" => Box::new(crate::blktrace::text::BlkParseText::open(path)?),
+        "trace.dat" => Box::new(TraceDat::open(path)?),
+        _ => Box::new(crate::text::TextTrace::open(path)?),
     })
 }
 

@@ -35,7 +35,7 @@ vm_capture() {
   t1=$(date +%s.%N)
   rm -f "$launcher"
   echo "$t0 $t1" > "$vmout/vm-run.epoch.txt"
-  [ -f "$vmout/DONE" ] || rc=${rc/#0/1}
+  if [ "$rc" = 0 ] && [ ! -f "$vmout/DONE" ]; then rc=1; fi
   if [ "$rc" != 0 ]; then
     blog "vm-run failed (rc=$rc); console tail:"; tail -n 30 "$vmout/vm-run.console.txt" >&2
     [ -f "$vmout/log.txt" ] && tail -n 40 "$vmout/log.txt" >&2
@@ -47,7 +47,7 @@ vm_capture() {
 # vm_prepare VMOUT: log to VMOUT/log.txt, mount debugfs/tracefs if needed, tmpfs on $BT_DIR
 vm_prepare() {
   local vmout=$1
-  exec > >(tee -a "$vmout/log.txt") 2>&1
+  exec >> "$vmout/log.txt" 2>&1
   mountpoint -q /sys/kernel/debug || mount -t debugfs none /sys/kernel/debug
   mountpoint -q /sys/kernel/tracing || mount -t tracefs none /sys/kernel/tracing
   mkdir -p "$BT_DIR"

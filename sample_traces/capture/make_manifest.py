@@ -6,12 +6,18 @@ tools' own output files saved by the capture scripts in measurements/.
 
     capture/make_manifest.py            # writes ../manifest.json
 
+The blktrace captures (10-13, recorded in shared/lab/vm-run's VM) add entries of kinds
+"blktrace" (one per-CPU set: "file" is the blkparse basename, "files" lists the set),
+"blkparse-text", "blktrace-merged" (blkparse -d), "btt-text" and their paired "trace.dat";
+blktrace binaries are decoded here record by record (see blk_decode).
+
 Environment: TRACE_CMD (default trace-cmd) reads v6/v7 zstd/none files;
 TC_ZLIB_PREFIX (default /opt/tc-zlib) has a zlib-capable trace-cmd for the zlib file.
 """
 import json
 import os
 import re
+import struct
 import subprocess
 import sys
 from pathlib import Path
@@ -278,6 +284,391 @@ FILES = [
 ]
 
 
+# ---------------------------------------------------------------------------------------
+# blktrace captures 10-14 (recorded inside shared/lab/vm-run's VM, Debian kernel 6.1).
+# Every count below is computed here from the files themselves: the per-CPU blktrace
+# files and the merged dump are decoded record by record (struct blk_io_trace, 48 bytes +
+# pdu_len payload), the blkparse/btt text is counted line by line, and the trace.dat goes
+# through `trace-cmd report` as above.  blktrace's and blkparse's own summaries are quoted
+# from measurements/ and from the text's summary section.
+
+BLK_HDR = struct.Struct("<IIQQIIIIIHH")   # magic seq time sector bytes action pid device cpu error pdu_len
+BLK_MAGIC = 0x65617400
+BLK_TC_NOTIFY = 1 << 10                    # category bits are action >> 16
+BLK_TA_CGROUP = 1 << 8                     # __BLK_TA_CGROUP: 8-byte cgroup id starts the payload
+BLK_ACTIONS = {1: "Q", 2: "M", 3: "F", 4: "G", 5: "S", 6: "R", 7: "D", 8: "C", 9: "P", 10: "U",
+               11: "UT", 12: "I", 13: "X", 14: "B", 15: "A", 16: "abort", 17: "drv_data"}
+BLK_NOTES = {0: "notify_process", 1: "notify_timestamp", 2: "m"}
+# blkparse default line: "%D %2c %8s %5T.%9t %5p %2a %3d ..."
+BLKPARSE_RE = re.compile(r"^\s*(\d+),(\d+)\s+(\d+)\s+(\d+)\s+(\d+\.\d+)\s+(\d+)\s+(\S+)\s+(\S+)")
+
+
+def blk_decode(paths):
+    """Decode blktrace binary files -> dict of counts (by action letter, flag stripped)."""
+    counts, per_file, cg_ids, devs = {}, {}, {}, {}
+    cg_records = 0
+    cpus = []
+    versions, t_min, t_max = set(), None, None
+    for p in paths:
+        data = Path(p).read_bytes()
+        off = n = 0
+        while off < len(data):
+            magic, seq, t, sector, nbytes, action, pid, dev, cpu, err, pdu = BLK_HDR.unpack_from(data, off)
+            if magic & 0xFFFFFF00 != BLK_MAGIC:
+                raise RuntimeError(f"{p}: bad magic {magic:#x} at offset {off}")
+            versions.add(magic & 0xFF)
+            low = action & 0xFFFF
+            if (action >> 16) & BLK_TC_NOTIFY:
+                name = BLK_NOTES.get(low & 0xFF, f"notify_{low & 0xFF}")
+            else:
+                name = BLK_ACTIONS.get(low & 0xFF, f"action_{low & 0xFF}")
+                t_min = t if t_min is None else min(t_min, t)
+                t_max = t if t_max is None else max(t_max, t)
+            counts[name] = counts.get(name, 0) + 1
+            cpus.append(cpu)
+            if low & BLK_TA_CGROUP:
+                cg_records += 1
+                cid = struct.unpack_from("<Q", data, off + BLK_HDR.size)[0]
+                cg_ids[str(cid)] = cg_ids.get(str(cid), 0) + 1
+            d = f"{dev >> 20},{dev & 0xFFFFF}"
+            devs[d] = devs.get(d, 0) + 1
+            off += BLK_HDR.size + pdu
+            n += 1
+        if off != len(data):
+            raise RuntimeError(f"{p}: trailing {len(data) - off} bytes")
+        per_file[Path(p).name] = n
+    return {"records": sum(per_file.values()), "per_file": per_file,
+            "counts": dict(sorted(counts.items(), key=lambda kv: -kv[1])),
+            "cgroup_records": cg_records, "cgroup_ids": cg_ids, "devices": devs,
+            "versions": sorted(versions), "cpus": cpus,
+            "span": None if t_min is None else round((t_max - t_min) / 1e9, 6)}
+
+
+def blkparse_text(path):
+    """Count the record lines of default-format blkparse output, and read its summary."""
+    actions, by_dev, first, last, n = {}, {}, None, None, 0
+    events, skips = {}, {}
+    for line in path.read_text().splitlines():
+        m = BLKPARSE_RE.match(line)
+        if m:
+            n += 1
+            a, dev, t = m.group(7), f"{m.group(1)},{m.group(2)}", float(m.group(5))
+            actions[a] = actions.get(a, 0) + 1
+            by_dev.setdefault(dev, {})
+            by_dev[dev][a] = by_dev[dev].get(a, 0) + 1
+            first = t if first is None else min(first, t)
+            last = t if last is None else max(last, t)
+            continue
+        m = re.match(r"^Events \((.+)\): (\d+) entries", line)
+        if m:
+            events[m.group(1)] = int(m.group(2))
+        m = re.match(r"^Skips: (\d+) forward \((\d+) -\s+([\d.]+)%\)", line)
+        if m:
+            skips[list(events)[-1] if events else "?"] = int(m.group(1))
+    return {"lines": n, "actions": dict(sorted(actions.items(), key=lambda kv: -kv[1])),
+            "by_device": {d: dict(sorted(c.items(), key=lambda kv: -kv[1])) for d, c in sorted(by_dev.items())},
+            "events_entries": events, "skips": skips,
+            "span": None if first is None else round(last - first, 6)}
+
+
+def btt_all_devices(path):
+    """btt's "All Devices" table: row -> {min, avg, max, n} (seconds)."""
+    out, on = {}, False
+    for line in path.read_text().splitlines():
+        if "All Devices" in line:
+            on = True
+            continue
+        if on and line.startswith("====="):
+            break
+        m = re.match(r"^(\w+)\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)\s+(\d+)\s*$", line) if on else None
+        if m:
+            out[m.group(1)] = {"min_s": float(m.group(2)), "avg_s": float(m.group(3)),
+                               "max_s": float(m.group(4)), "n": int(m.group(5))}
+    return out
+
+
+def blktrace_out(name):
+    """blktrace's own end-of-run summary (measurements/NAME.blktrace.out.txt), per device."""
+    res, dev = {}, None
+    for line in (MEAS / f"{name}.blktrace.out.txt").read_text().splitlines():
+        m = re.match(r"^=== (\S+) ===", line)
+        if m:
+            dev = m.group(1)
+            res[dev] = {"per_cpu_events": {}}
+            continue
+        m = re.match(r"^\s+CPU\s+(\d+):\s+(\d+) events", line)
+        if m and dev:
+            res[dev]["per_cpu_events"][m.group(1)] = int(m.group(2))
+        m = re.match(r"^\s+Total:\s+(\d+) events \(dropped (\d+)\),\s+(\d+) KiB data", line)
+        if m and dev:
+            res[dev].update(events=int(m.group(1)), dropped=int(m.group(2)), kib=int(m.group(3)))
+    return res
+
+
+def kv_file(path):
+    return kv_file_text(path.read_text())
+
+
+def vm_info(name):
+    txt = (MEAS / f"{name}.versions.txt").read_text()
+    get = lambda k: re.search(rf"^{re.escape(k)}: (.*)$", txt, re.M).group(1)
+    return {"uname_a": get("uname -a"), "kernel": get("uname -r"),
+            "blktrace_V": get("blktrace -V"), "blkparse_V": get("blkparse -V"), "btt_V": get("btt -V"),
+            "dpkg_blktrace": get("dpkg blktrace")}
+
+
+def queue_info(name):
+    """measurements/NAME.queue.txt -> {device: {setting: value}} (blank line between devices)."""
+    out = {}
+    for block in (MEAS / f"{name}.queue.txt").read_text().strip().split("\n\n"):
+        first = block.splitlines()[0]
+        dev = re.search(r"device=(\S+) dev=(\S+)", first)
+        d = kv_file_text(block)
+        d["dev"] = dev.group(2)
+        out[dev.group(1)] = d
+    return out
+
+
+def kv_file_text(text):
+    out = {}
+    for line in text.splitlines():
+        if "=" in line and not line.startswith("device="):
+            k, v = line.split("=", 1)
+            out[k.strip()] = v.strip()
+    return out
+
+
+W_BLK_EXT4 = ("VM (Debian 6.1, emulated): ext4 on the 2 GiB virtio scratch disk; dd 32 MiB buffered stream (no fsync, "
+              "dirty_background_bytes 16 MiB) next to fio psync 4k randwrite over an 8 MiB file, fsync every 8 writes, "
+              "500 IOPS cap, 3 s; then sync")
+W_BLK_DM = ("VM (Debian 6.1, emulated): dm linear on partition vda1 of the 1 GiB virtio disk, vda max_sectors_kb=16, bfq; "
+            "1 MiB O_DIRECT write+read through dm-0, 1 MiB buffered sequential 4k writes + fsync, fio libaio 4k "
+            "randwrite over 64 KiB (16 per submit), in a cgroup-v2 child")
+W_BLK_CG = W_BLK_DM + "; options/blk_cgroup=1 (records carry cgroup ids)"
+W_BLK_LOST = ("VM (Debian 6.1, emulated): blktrace -b 1 -n 2 (two 1 KiB relay sub-buffers per CPU) during fio libaio "
+              "4k O_DIRECT randwrite, iodepth 32, 1 s, on the raw 1 GiB virtio disk (none scheduler)")
+BLK_TOOL = "blktrace 1.2.0 (Debian 12 package {dpkg}; `blktrace -V` prints \"{v}\")"
+
+# name, capture script, blktrace basenames, paired trace.dat, workload, merged .bin kept?
+BLK_SETS = [
+    ("blk-ext4-fsync", "capture/10-blk-ext4-fsync.sh", ["blk-ext4-fsync"], "blk-ext4-fsync.dat", W_BLK_EXT4),
+    ("blk-dm-split-remap", "capture/11-blk-dm-split-remap.sh",
+     ["blk-dm-split-remap.dm-0", "blk-dm-split-remap.vda"], None, W_BLK_DM),
+    ("blk-lost-events", "capture/12-blk-lost-events.sh", ["blk-lost-events"], None, W_BLK_LOST),
+    ("blk-dm-cgroup", "capture/13-blk-dm-cgroup.sh", ["blk-dm-cgroup.dm-0", "blk-dm-cgroup.vda"], None, W_BLK_CG),
+]
+
+
+def m_blk_ext4(name):
+    j, w = fio_job(MEAS / f"{name}.fio.json", "write")
+    s = j["sync"]["lat_ns"]
+    out = {"fio_write_iops": round(w["iops"], 1), "fio_write_ios": w["total_ios"],
+           "fio_runtime_ms": w["runtime"], "fio_fsync_count": j["sync"]["total_ios"],
+           "fio_fsync_lat_mean_us": us(s["mean"])}
+    for p in (50, 90, 99):
+        out[f"fio_fsync_lat_p{p}_us"] = us(pct(s, p))
+    out["fio_fsync_lat_max_us"] = us(s["max"])
+    out["dd_stream_wall_seconds"] = epoch_pair_line(MEAS / f"{name}.dd-epoch.txt")
+    out["sync_wall_seconds"] = epoch_pair_line(MEAS / f"{name}.sync-epoch.txt")
+    out["sync_time_p_real_seconds"] = float((MEAS / f"{name}.sync-time.txt").read_text())
+    out["workload_wall_seconds"] = epoch_pair_line(MEAS / f"{name}.workload-epoch.txt")
+    out.update({k: int(v) for k, v in kv_file(MEAS / f"{name}.sysctl.txt").items()})
+    return out
+
+
+def epoch_pair_line(path):
+    t0, t1 = path.read_text().split()
+    return round((int(t1.replace(".", "")) - int(t0.replace(".", ""))) / 1e9, 6)
+
+
+def blk_common(name, script, workload, vm):
+    return {"kernel": vm["kernel"], "workload": workload, "uname_a": vm["uname_a"], "capture_script": script}
+
+
+def pairing_check(name, dat):
+    """Match blkparse D records against block_rq_issue in the trace.dat of the same run.
+    blktrace stamps records with ktime_get() and the trace.dat was recorded with -C mono,
+    so the raw times (genesis + blkparse's relative time) are directly comparable."""
+    recs = []
+    for p in sorted(ROOT.glob(f"{name}.blktrace.[0-9]*")):
+        data = p.read_bytes()
+        off = 0
+        while off < len(data):
+            magic, seq, t, sector, nbytes, action, pid, dev, cpu, err, pdu = BLK_HDR.unpack_from(data, off)
+            if not (action >> 16) & BLK_TC_NOTIFY and (action & 0xFF) == 7:
+                recs.append((t, sector, nbytes >> 9))
+            off += BLK_HDR.size + pdu
+    issues = []
+    for line in run(TRACE_CMD, "report", "-t", str(ROOT / dat)).splitlines():
+        m = re.search(r"\s(\d+\.\d+): block_rq_issue:\s+\d+,\d+ \S+ \d+ \(.*?\) (\d+) \+ (\d+)", line)
+        if m:
+            issues.append((int(m.group(1).replace(".", "")), int(m.group(2)), int(m.group(3))))
+    lo, hi = (min(t for t, *_ in issues), max(t for t, *_ in issues)) if issues else (0, 0)
+    in_window = [r for r in recs if lo <= r[0] <= hi]
+    keyed = {}
+    for t, s, n in issues:
+        keyed.setdefault((s, n), []).append(t)
+    deltas = []   # trace.dat time minus blktrace time of the nearest same (sector, length) issue
+    for t, s, n in in_window:
+        ts = keyed.get((s, n))
+        if ts:
+            deltas.append(min(ts, key=lambda x: abs(x - t)) - t)
+    deltas.sort()
+    return {"blktrace_D_with_sector": len(recs), "trace_dat_block_rq_issue_with_sector": len(issues),
+            "blktrace_D_inside_trace_dat_window": len(in_window), "matched_by_sector_and_length": len(deltas),
+            "matched_within_10us": sum(1 for d in deltas if abs(d) <= 10_000),
+            "matched_within_100us": sum(1 for d in deltas if abs(d) <= 100_000),
+            "median_time_difference_ns": deltas[len(deltas) // 2] if deltas else None,
+            "max_abs_time_difference_ns": max(abs(d) for d in deltas) if deltas else None}
+
+
+def blk_entries():
+    entries = []
+    for name, script, bases, dat, workload in BLK_SETS:
+        start = len(entries)
+        if not any(ROOT.glob(f"{bases[0]}.blktrace.[0-9]*")):
+            print(f"{name}: not captured, skipped", file=sys.stderr)
+            continue
+        vm = vm_info(name)
+        common = blk_common(name, script, workload, vm)
+        tool = BLK_TOOL.format(dpkg=vm["dpkg_blktrace"], v=vm["blktrace_V"])
+        bt_out = blktrace_out(name)
+        text = blkparse_text(ROOT / f"{name}.blkparse.txt")
+        meas = {"vm_run_wall_seconds": epoch_pair_line(MEAS / f"{name}.vm-run-epoch.txt")}
+        if (MEAS / f"{name}.workload-epoch.txt").exists():
+            meas["workload_wall_seconds"] = epoch_pair_line(MEAS / f"{name}.workload-epoch.txt")
+        if name == "blk-ext4-fsync":
+            meas.update(m_blk_ext4(name))
+        if name == "blk-lost-events":
+            _, w = fio_job(MEAS / f"{name}.fio.json", "write")
+            meas.update(fio_write_ios=w["total_ios"], fio_write_iops=round(w["iops"], 1), fio_runtime_ms=w["runtime"],
+                        attempts=int(kv_file(MEAS / f"{name}.attempts.txt")["attempts"]))
+        cg = MEAS / f"{name}.cgroup.txt"
+        if cg.exists():
+            t = cg.read_text()
+            meas["blk_cgroup_option"] = int(re.search(r"options/blk_cgroup=(\d)", t).group(1))
+            meas["workload_cgroup_id"] = int(re.search(r"workload cgroup: \S+, cgroup id \(inode\) (\d+)", t).group(1))
+        queues = queue_info(name)
+        bt_cmd = (MEAS / f"{name}.blktrace-cmd.txt").read_text().strip()
+        for base in bases:
+            files = sorted(p.name for p in ROOT.glob(f"{base}.blktrace.[0-9]*"))
+            dec = blk_decode([ROOT / f for f in files])
+            devname = base.rsplit(".", 1)[1] if base != name else None
+            out = bt_out[devname] if devname else next(iter(bt_out.values()))
+            dev = "/dev/" + (devname or next(iter(bt_out)))
+            dev_t = queues[dev]["dev"].replace(":", ",") if dev in queues else None
+            e = {"file": base, "kind": "blktrace", "bytes": sum((ROOT / f).stat().st_size for f in files),
+                 "file_version": dec["versions"][0] if len(dec["versions"]) == 1 else dec["versions"],
+                 "compression": None, "kallsyms_masked": None,
+                 "paired_with": dat, "basename": base, "files": files, "device": dev, "device_number": dev_t}
+            e.update(common)
+            e.update(events=[], act_mask="default (all categories)",
+                     event_count=dec["records"], lost_events=out["dropped"],
+                     lost_event_markers=text["skips"].get(base, 0),
+                     trace_span_seconds=dec["span"], event_counts=dec["counts"],
+                     actions=text["by_device"].get(dev_t, {}),
+                     records_per_file=dec["per_file"], cgroup_records=dec["cgroup_records"],
+                     cgroup_ids=dec["cgroup_ids"],
+                     blkparse_events_entries=text["events_entries"].get(base),
+                     blktrace_summary=out, queue=queues.get(dev, {}),
+                     same_run=[b for b in bases if b != base], tool=tool, command=bt_cmd,
+                     measurements=meas)
+            entries.append(e)
+        # paired_with links only blktrace <-> trace.dat (tests treat a non-trace.dat entry
+        # with paired_with as text printed from that trace.dat); derived files name their
+        # source sets in derived_from.
+        derived = {"derived_from": bases, "paired_with": None}
+        ins = " ".join(f"-i {b}" for b in bases)
+        entries.append(blkparse_text_entry(name, common, vm, text, bases, f"blkparse {ins} -D DIR > {name}.blkparse.txt",
+                                           sum(bt_out[d]["dropped"] for d in bt_out)))
+        if (ROOT / f"{name}.bin").exists():
+            dec = blk_decode([ROOT / f"{name}.bin"])
+            e = {"file": f"{name}.bin", "kind": "blktrace-merged", "bytes": (ROOT / f"{name}.bin").stat().st_size,
+                 "file_version": dec["versions"][0], "compression": None, "kallsyms_masked": None, **derived}
+            e.update(common)
+            e.update(events=[], event_count=dec["records"], lost_events=sum(bt_out[d]["dropped"] for d in bt_out),
+                     lost_event_markers=sum(text["skips"].values()), trace_span_seconds=dec["span"],
+                     event_counts=dec["counts"], actions=text["actions"], cgroup_records=dec["cgroup_records"],
+                     cgroup_ids=dec["cgroup_ids"], records_per_device=dec["devices"],
+                     tool=f"blkparse {vm['blkparse_V'].split()[-1]} -d (dump of the merged, time-sorted stream)",
+                     command=f"blkparse {ins} -D DIR -d {name}.bin -O", measurements={})
+            entries.append(e)
+        btt = btt_all_devices(ROOT / f"{name}.btt.txt")
+        e = {"file": f"{name}.btt.txt", "kind": "btt-text", "bytes": (ROOT / f"{name}.btt.txt").stat().st_size,
+             "file_version": None, "compression": None, "kallsyms_masked": None, **derived}
+        e.update(common)
+        e.update(events=[], event_count=None, lost_events=None, lost_event_markers=None, trace_span_seconds=None,
+                 event_counts={}, actions={}, btt_all_devices=btt,
+                 tool=f"btt {vm['btt_V'].split()[-1]} (Debian 12 blktrace package)",
+                 command=f"btt -i {name}.bin > {name}.btt.txt", measurements={})
+        entries.append(e)
+        if dat:
+            path = ROOT / dat
+            ver, comp, ks = dump_summary(path)
+            counts, lost, markers, overrun = report_counts(path, comp)
+            clock = re.search(r'"(\w+)" clock', run(TRACE_CMD, "dump", "--summary", str(path))).group(1)
+            e = {"file": dat, "kind": "trace.dat", "bytes": path.stat().st_size, "file_version": ver,
+                 "compression": comp, "kallsyms_masked": ks == 0, "kallsyms_bytes": ks, "paired_with": bases[0]}
+            e.update(common)
+            e.update(events=enabled_events(name), event_count=sum(counts.counts.values()),
+                     lost_events=lost, lost_event_markers=markers, trace_span_seconds=counts.span(),
+                     event_counts=dict(sorted(counts.counts.items(), key=lambda kv: -kv[1])),
+                     trace_clock=clock,
+                     tool="trace-cmd 3.1.6 (Debian 12) record, inside the VM, -C mono",
+                     cpu_stats_overrun=overrun, pairing=pairing_check(name, dat), measurements=meas)
+            entries.append(e)
+        for e in entries[start:]:
+            print(f"{e['file']}: {e['kind']}, {e['bytes']} bytes, {e['event_count']} records/events", file=sys.stderr)
+    return entries
+
+
+W_BLK_STREAM = ("VM (Debian 6.1, emulated): blktrace -o - (records of both CPUs on one stream) during fio libaio 4k "
+                "O_DIRECT randrw, iodepth 8, 1500 IOPS cap, 2 s, on the raw 1 GiB virtio disk (none scheduler)")
+
+
+def stream_entries():
+    """Capture 14: the byte stream `blktrace -o -` writes, and `blkparse -i -` of it."""
+    name = "blk-stdin-stream"
+    path = ROOT / f"{name}.stream"
+    if not path.exists():
+        print(f"{name}: not captured, skipped", file=sys.stderr)
+        return []
+    vm = vm_info(name)
+    common = blk_common(name, "capture/14-blk-stdin-stream.sh", W_BLK_STREAM, vm)
+    dec = blk_decode([path])
+    text = blkparse_text(ROOT / f"{name}.blkparse.txt")
+    _, w = fio_job(MEAS / f"{name}.fio.json", "write")
+    _, r = fio_job(MEAS / f"{name}.fio.json", "read")
+    meas = {"vm_run_wall_seconds": epoch_pair_line(MEAS / f"{name}.vm-run-epoch.txt"),
+            "fio_read_ios": r["total_ios"], "fio_write_ios": w["total_ios"]}
+    queues = queue_info(name)
+    e = {"file": path.name, "kind": "blktrace-stream", "bytes": path.stat().st_size,
+         "file_version": dec["versions"][0], "compression": None, "kallsyms_masked": None, "paired_with": None}
+    e.update(common)
+    e.update(events=[], event_count=dec["records"], lost_events=None,
+             lost_event_markers=sum(text["skips"].values()), trace_span_seconds=dec["span"],
+             event_counts=dec["counts"], actions=text["actions"], cgroup_records=dec["cgroup_records"],
+             cgroup_ids=dec["cgroup_ids"], records_per_device=dec["devices"],
+             cpu_changes=sum(1 for a, b in zip(dec["cpus"], dec["cpus"][1:]) if a != b),
+             queue=next(iter(queues.values()), {}),
+             tool=BLK_TOOL.format(dpkg=vm["dpkg_blktrace"], v=vm["blktrace_V"]),
+             command=(MEAS / f"{name}.blktrace-cmd.txt").read_text().strip(), measurements=meas)
+    return [e, blkparse_text_entry(name, common, vm, text, [path.name], f"blkparse -i - < {path.name} > {name}.blkparse.txt", None)]
+
+
+def blkparse_text_entry(name, common, vm, text, derived_from, command, lost):
+    """The manifest entry of NAME.blkparse.txt, printed by blkparse from `derived_from`."""
+    e = {"file": f"{name}.blkparse.txt", "kind": "blkparse-text", "bytes": (ROOT / f"{name}.blkparse.txt").stat().st_size,
+         "file_version": None, "compression": None, "kallsyms_masked": None, "derived_from": derived_from, "paired_with": None}
+    e.update(common)
+    e.update(events=[], event_count=text["lines"], lost_events=lost, lost_event_markers=sum(text["skips"].values()),
+             trace_span_seconds=text["span"], event_counts=text["actions"], actions=text["actions"],
+             actions_by_device=text["by_device"], blkparse_events_entries=text["events_entries"],
+             blkparse_skips=text["skips"], tool=f"blkparse {vm['blkparse_V'].split()[-1]} (Debian 12), default format",
+             command=command, measurements={})
+    return e
+
+
 def main():
     entries = []
     for fname, kind, workload, paired, evname, meas in FILES:
@@ -320,6 +711,8 @@ def main():
         entries.append(e)
         print(f"{fname}: {e['bytes']} bytes, {e['event_count']} events, lost {lost} ({markers} markers)",
               file=sys.stderr)
+    entries.extend(blk_entries())
+    entries.extend(stream_entries())
     (ROOT / "manifest.json").write_text(json.dumps(entries, indent=1) + "\n")
 
 

@@ -11,7 +11,8 @@ import pytest
 from tests.conftest import SAMPLES, samples
 from tests.parity.text_pairs import compare_text
 
-PAIRED = [m for m in samples() if m["kind"] != "trace.dat" and m.get("paired_with")]
+TEXT_KINDS = ("tracefs-text", "trace_pipe-text", "report-text", "report-raw-text")
+PAIRED = [m for m in samples() if m["kind"] in TEXT_KINDS and m.get("paired_with")]
 
 
 @pytest.mark.parametrize("m", PAIRED, ids=[m["file"] for m in PAIRED])

@@ -274,6 +274,14 @@ impl<T: arrow_buffer::ArrowNativeType> Ints<T> {
         self.nulls.append_null();
     }
 
+    pub fn len(&self) -> usize {
+        self.values.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.values.is_empty()
+    }
+
     pub fn finish(&mut self) -> ArrayRef {
         let len = self.values.len();
         let buffer = Buffer::from_vec(std::mem::take(&mut self.values));

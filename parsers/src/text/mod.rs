@@ -391,6 +391,7 @@ impl TextTrace {
             first_ts,
             last_ts,
             damage,
+            info: Vec::new(),
         }
     }
 }
@@ -517,6 +518,11 @@ impl TextTable {
 impl TraceSource for TextTrace {
     fn format(&self) -> &'static str {
         "ftrace-text"
+    }
+
+    fn side_tables(&self) -> Vec<(&'static str, arrow_schema::SchemaRef)> {
+        // Text has no saved cmdlines: `tasks` is what the lines themselves show.
+        vec![(LOST_TABLE, lost_schema()), (crate::tracedat::TASKS_TABLE, crate::tracedat::tasks_schema())]
     }
 
     fn info(&self) -> Vec<(String, String)> {

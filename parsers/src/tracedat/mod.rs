@@ -41,6 +41,8 @@ pub struct RunReport {
     pub damaged: bool,
     /// One line per damaged place, for the user.
     pub damage: Vec<String>,
+    /// Facts found while reading (for `trace_info`).
+    pub info: Vec<(String, String)>,
 }
 
 pub const LOST_TABLE: &str = "lost_events";
@@ -338,7 +340,7 @@ impl Merge {
         let mut best: Option<(usize, i64)> = None;
         for (i, h) in self.heads.iter().enumerate() {
             if let Some((ts, _)) = h {
-                if best.is_none_or(|(_, b)| *ts < b) {
+                if best.map_or(true, |(_, b)| *ts < b) {
                     best = Some((i, *ts));
                 }
             }

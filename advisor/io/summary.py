@@ -1,0 +1,163 @@
+"""btt-style block I/O summary of a store, as plain data.
+
+Phase times come from `io_phases` (one row per value btt adds to its
+averages, so min/avg/max/N equal btt's); device counts and seeks from
+`blk_events` and `blk_devices`. Times are nanoseconds; the renderer
+converts.
+"""
+
+from __future__ import annotations
+
+from advisor.errors import UsageError
+
+#: btt's phases in its table order (Q2Q_all is btt's all-device Q2Q).
+PHASES = ("Q2Q", "Q2A", "Q2G", "S2G", "G2I", "Q2M", "I2D", "M2D", "D2C", "Q2C")
+#: The phases btt's "Device Overhead" divides by Q2C.
+OVERHEAD = ("Q2G", "G2I", "Q2M", "I2D", "D2C")
+#: Latency histogram bucket edges, in ms.
+BUCKETS_MS = (0.1, 0.25, 0.5, 1, 2.5, 5, 10, 25, 50, 100, 250, 500, 1000)
+
+_PHASE_STATS = """
+SELECT {key} AS dev, phase, count(*) AS n, min(ns) AS min_ns, avg(ns) AS avg_ns,
+       quantile_cont(ns, 0.5) AS p50_ns, quantile_cont(ns, 0.9) AS p90_ns,
+       quantile_cont(ns, 0.99) AS p99_ns, max(ns) AS max_ns, sum(ns) AS total_ns
+FROM io_phases WHERE phase IN ({phases}) {where}
+GROUP BY ALL ORDER BY dev, phase
+"""
+
+# btt follows a device from its first Q or A record, and ignores zero-byte
+# records and packet commands.
+_FOLLOWED = """
+WITH start AS (SELECT dev, min(id) AS first_id FROM blk_events WHERE action IN ('Q', 'A') GROUP BY dev)
+SELECT e.* FROM blk_events e JOIN start s ON e.dev = s.dev AND e.id >= s.first_id
+WHERE NOT e.pc AND e.bytes > 0
+"""
+
+# btt's seek distance (seek.c, seek_dist): 0 when the request overlaps the
+# previous one, else the gap from the previous end (forward) or start (back).
+_SEEKS = """
+WITH r AS (
+  SELECT dev, sector::BIGINT AS s, (sector + nr_sectors)::BIGINT AS e,
+         coalesce(lag(sector::BIGINT) OVER w, 0) AS ps, coalesce(lag((sector + nr_sectors)::BIGINT) OVER w, 0) AS pe
+  FROM ({followed}) WHERE action = '{action}' WINDOW w AS (PARTITION BY dev ORDER BY id)
+), d AS (
+  SELECT dev, abs(CASE WHEN (ps <= s AND s <= pe) OR (ps <= e AND e <= pe) THEN 0
+                       WHEN s > pe THEN s - pe ELSE s - ps END) AS dist FROM r
+)
+SELECT dev, count(*) AS nseeks, avg(dist) AS mean, quantile_disc(dist, 0.5) AS median,
+       mode(dist) AS mode, count(*) FILTER (WHERE dist = mode_all) AS mode_count
+FROM d JOIN (SELECT dev AS mdev, mode(dist) AS mode_all FROM d GROUP BY dev) m ON m.mdev = d.dev
+GROUP BY dev ORDER BY dev
+"""
+
+
+def _rows(con, sql: str, params=()) -> list[dict]:
+    cur = con.execute(sql, params)
+    names = [d[0] for d in cur.description]
+    return [dict(zip(names, r)) for r in cur.fetchall()]
+
+
+def has_blktrace(con) -> bool:
+    return bool(con.execute("SELECT count(*) FROM information_schema.tables WHERE table_name = 'io_phases'").fetchone()[0])
+
+
+def io_summary(con, device: str | None = None) -> dict:
+    """Everything `advisor io` shows, for one device or all."""
+    if not has_blktrace(con):
+        raise UsageError("this store has no blktrace data: ingest the blktrace files of the incident with it")
+    devices = [r[0] for r in con.execute("SELECT dev FROM blk_devices ORDER BY dev").fetchall()]
+    if device is not None:
+        device = device.replace(":", ",")
+        if device not in devices:
+            raise UsageError(f"no device {device} in this capture (devices: {', '.join(devices) or 'none'})")
+        devices = [device]
+    where = "AND dev = ?" if device else ""
+    params = [device] if device else []
+    phases = ", ".join(f"'{p}'" for p in PHASES)
+    per_dev = _rows(con, _PHASE_STATS.format(key="dev", phases=phases, where=where), params)
+    all_phases = _rows(
+        con,
+        _PHASE_STATS.format(key="'ALL'", phases=phases.replace("'Q2Q'", "'Q2Q_all'"), where=where),
+        params,
+    )
+    for r in all_phases:
+        if r["phase"] == "Q2Q_all":
+            r["phase"] = "Q2Q"
+    followed = _FOLLOWED + (" AND e.dev = ?" if device else "")
+    seeks = {
+        kind: _rows(con, _SEEKS.format(followed=followed, action=action), params)
+        for kind, action in (("d2d", "D"), ("q2q", "Q"))
+    }
+    return {
+        "devices": devices,
+        "phases": per_dev,
+        "all_devices": all_phases,
+        "overhead": _overhead(per_dev),
+        "merges": _merges(con, followed, params),
+        "depth": _rows(con, f"SELECT * FROM blk_devices WHERE true {where} ORDER BY dev", params),
+        "throughput": _throughput(con, where, params),
+        "seeks": seeks,
+        "histogram": _histogram(con, where, params),
+        "processes": _rows(
+            con,
+            "SELECT coalesce(comm, 'pid ' || pid) AS process, phase, count(*) AS n, avg(ns) AS avg_ns, max(ns) AS max_ns"
+            f" FROM io_phases WHERE phase IN ('Q2C', 'D2C') {where} GROUP BY ALL ORDER BY process, phase",
+            params,
+        ),
+    }
+
+
+def _overhead(per_dev: list[dict]) -> list[dict]:
+    """btt's Device Overhead: each phase's total time as a share of Q2C's."""
+    out = []
+    for dev in sorted({r["dev"] for r in per_dev}):
+        totals = {r["phase"]: r["total_ns"] for r in per_dev if r["dev"] == dev}
+        q2c = totals.get("Q2C")
+        if not q2c:
+            continue
+        out.append({"dev": dev, **{p: 100.0 * (totals.get(p) or 0) / q2c for p in OVERHEAD}})
+    return out
+
+
+def _merges(con, followed: str, params) -> list[dict]:
+    """btt's Device Merge Information: #Q / #D, and the sizes (sectors) of
+    what completed (btt tallies them at C: update_blks in handle_complete).
+    btt raises #Q to #D when fewer Qs than Ds were seen (splits, remaps)."""
+    return _rows(
+        con,
+        "SELECT d.dev, greatest(d.btt_queued, d.btt_issued) AS q, d.btt_issued AS d,"
+        " greatest(d.btt_queued, d.btt_issued) / nullif(d.btt_issued, 0) AS ratio,"
+        " s.blk_min, s.blk_total / nullif(d.btt_issued, 0) AS blk_avg, s.blk_max, s.blk_total FROM blk_devices d JOIN ("
+        "  SELECT dev, min(nr_sectors) AS blk_min, max(nr_sectors) AS blk_max,"
+        f"  sum(nr_sectors) AS blk_total FROM ({followed}) WHERE action = 'C' GROUP BY dev) s ON s.dev = d.dev"
+        " WHERE d.btt_issued > 0 ORDER BY d.dev",
+        params,
+    )
+
+
+def _throughput(con, where: str, params) -> list[dict]:
+    """Completed I/O per device and kind (blkparse counts bytes at C). Flushes
+    complete with no data (RWBS "FN"): counted apart, not as reads."""
+    return _rows(
+        con,
+        "WITH span AS (SELECT dev, greatest(last_ts - first_ts, 1) AS ns FROM blk_devices)"
+        " SELECT c.dev, CASE WHEN c.bytes = 0 THEN 'no data' WHEN c.rwbs LIKE '%D%' THEN 'discard'"
+        " WHEN c.write THEN 'write' ELSE 'read' END AS direction,"
+        " count(*) AS completions, sum(c.bytes) AS bytes, count(*) * 1e9 / any_value(s.ns) AS iops,"
+        " sum(c.bytes) * 1e9 / any_value(s.ns) AS bytes_per_s"
+        f" FROM blk_events c JOIN span s ON s.dev = c.dev WHERE c.action = 'C' AND NOT c.pc {where.replace('dev', 'c.dev')}"
+        " GROUP BY ALL ORDER BY c.dev, direction",
+        params,
+    )
+
+
+def _histogram(con, where: str, params) -> list[dict]:
+    """D2C and Q2C counts per latency bucket (ms upper edges; None = above the last)."""
+    edges = ", ".join(str(b) for b in BUCKETS_MS)
+    return _rows(
+        con,
+        f"WITH b AS (SELECT phase, ns / 1e6 AS ms, list_filter([{edges}]::DOUBLE[], lambda x: x >= ns / 1e6)[1] AS le_ms"
+        f" FROM io_phases WHERE phase IN ('D2C', 'Q2C') {where})"
+        " SELECT phase, le_ms, count(*) AS n FROM b GROUP BY ALL ORDER BY phase, le_ms NULLS LAST",
+        params,
+    )
