@@ -60,12 +60,7 @@ pub struct ByteReader<'a> {
 
 impl<'a> ByteReader<'a> {
     pub fn new(data: &'a [u8], base: u64, endian: Endian) -> Self {
-        ByteReader {
-            data,
-            pos: 0,
-            base,
-            endian,
-        }
+        ByteReader { data, pos: 0, base, endian }
     }
 
     /// Absolute file offset of the next byte.
@@ -82,13 +77,7 @@ impl<'a> ByteReader<'a> {
     }
 
     fn short(&self, need: usize, what: &str) -> Damage {
-        Damage::new(
-            self.offset(),
-            format!(
-                "truncated {what}: need {need} bytes, {} left",
-                self.remaining()
-            ),
-        )
+        Damage::new(self.offset(), format!("truncated {what}: need {need} bytes, {} left", self.remaining()))
     }
 
     pub fn bytes(&mut self, n: usize, what: &str) -> Result<&'a [u8], Damage> {
@@ -132,14 +121,8 @@ impl<'a> ByteReader<'a> {
                 self.pos += n + 1;
                 Ok(&rest[..n])
             }
-            None if window.len() > max => Err(Damage::new(
-                self.offset(),
-                format!("{what}: string longer than {max} bytes"),
-            )),
-            None => Err(Damage::new(
-                self.offset(),
-                format!("truncated {what}: no terminating NUL"),
-            )),
+            None if window.len() > max => Err(Damage::new(self.offset(), format!("{what}: string longer than {max} bytes"))),
+            None => Err(Damage::new(self.offset(), format!("truncated {what}: no terminating NUL"))),
         }
     }
 
@@ -149,10 +132,7 @@ impl<'a> ByteReader<'a> {
         if len > self.remaining() as u64 {
             return Err(Damage::new(
                 self.offset(),
-                format!(
-                    "{what} claims {len} bytes but only {} are left in the file",
-                    self.remaining()
-                ),
+                format!("{what} claims {len} bytes but only {} are left in the file", self.remaining()),
             ));
         }
         self.bytes(len as usize, what)

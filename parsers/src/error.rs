@@ -21,19 +21,11 @@ pub enum ParseError {
 
     /// The file is of a known format but damaged or inconsistent at `offset`.
     #[error("{path}: offset {offset:#x}: {reason}")]
-    Corrupt {
-        path: PathBuf,
-        offset: u64,
-        reason: String,
-    },
+    Corrupt { path: PathBuf, offset: u64, reason: String },
 
     /// A text input is malformed at `line` (1-based).
     #[error("{path}: line {line}: {reason}")]
-    BadLine {
-        path: PathBuf,
-        line: u64,
-        reason: String,
-    },
+    BadLine { path: PathBuf, line: u64, reason: String },
 
     /// The file uses a feature this parser does not implement.
     #[error("{path}: {reason}")]
@@ -66,17 +58,10 @@ pub struct Damage {
 
 impl Damage {
     pub fn new(offset: u64, reason: impl Into<String>) -> Self {
-        Damage {
-            offset,
-            reason: reason.into(),
-        }
+        Damage { offset, reason: reason.into() }
     }
 
     pub fn at(self, path: &std::path::Path) -> ParseError {
-        ParseError::Corrupt {
-            path: path.to_path_buf(),
-            offset: self.offset,
-            reason: self.reason,
-        }
+        ParseError::Corrupt { path: path.to_path_buf(), offset: self.offset, reason: self.reason }
     }
 }

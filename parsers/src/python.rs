@@ -172,11 +172,8 @@ impl Batches {
         d.set_item("damaged", r.damaged)?;
         d.set_item("damage", r.damage.clone())?;
         d.set_item("info", r.info.clone())?;
-        let stats: Vec<(String, Option<i32>, &'static str, u64, String)> = r
-            .stats
-            .iter()
-            .map(|s| (s.name.clone(), s.cpu, s.severity.as_str(), s.count, s.description.clone()))
-            .collect();
+        let stats: Vec<(String, Option<i32>, &'static str, u64, String)> =
+            r.stats.iter().map(|s| (s.name.clone(), s.cpu, s.severity.as_str(), s.count, s.description.clone())).collect();
         d.set_item("stats", stats)?;
         Ok(Some(d))
     }

@@ -76,8 +76,7 @@ pub fn is_blktrace(path: &Path) -> bool {
         return !crate::blktrace::cpu_files(path).is_empty();
     }
     let mut head = [0u8; 4];
-    std::fs::File::open(path).and_then(|mut f| f.read_exact(&mut head)).is_ok()
-        && crate::blktrace::record::detect_endian(head).is_some()
+    std::fs::File::open(path).and_then(|mut f| f.read_exact(&mut head)).is_ok() && crate::blktrace::record::detect_endian(head).is_some()
 }
 
 /// Open blktrace inputs parsed together (several device sets merge like

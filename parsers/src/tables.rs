@@ -62,10 +62,7 @@ pub fn table_names(events: &[(String, String)]) -> Vec<String> {
 /// Lower-case identifier characters only (event names already are; this
 /// guards SQL identifiers against odd input).
 pub fn sanitize(s: &str) -> String {
-    let mut out: String = s
-        .chars()
-        .map(|c| if c.is_ascii_alphanumeric() || c == '_' { c.to_ascii_lowercase() } else { '_' })
-        .collect();
+    let mut out: String = s.chars().map(|c| if c.is_ascii_alphanumeric() || c == '_' { c.to_ascii_lowercase() } else { '_' }).collect();
     if out.is_empty() || out.as_bytes()[0].is_ascii_digit() {
         out.insert(0, '_');
     }

@@ -155,7 +155,16 @@ impl Tracker {
         let kind = action::code(a);
         if !matches!(
             kind,
-            ta::QUEUE | ta::REMAP | ta::INSERT | ta::GETRQ | ta::BACKMERGE | ta::FRONTMERGE | ta::ISSUE | ta::COMPLETE | ta::SLEEPRQ | ta::REQUEUE
+            ta::QUEUE
+                | ta::REMAP
+                | ta::INSERT
+                | ta::GETRQ
+                | ta::BACKMERGE
+                | ta::FRONTMERGE
+                | ta::ISSUE
+                | ta::COMPLETE
+                | ta::SLEEPRQ
+                | ta::REQUEUE
         ) {
             return;
         }
@@ -331,7 +340,23 @@ mod tests {
     use crate::blktrace::record::{Header, Record};
 
     fn rec(code: u32, cat: u32, t: u64, sector: u64, bytes: u32) -> Record {
-        Record { h: Header { version: 7, sequence: 0, time: t, sector, bytes, action: (cat << 16) | code, pid: 1, device: 8 << 20, cpu: 0, error: 0, pdu_len: 0 }, cgroup: None, pdu: vec![] }
+        Record {
+            h: Header {
+                version: 7,
+                sequence: 0,
+                time: t,
+                sector,
+                bytes,
+                action: (cat << 16) | code,
+                pid: 1,
+                device: 8 << 20,
+                cpu: 0,
+                error: 0,
+                pdu_len: 0,
+            },
+            cgroup: None,
+            pdu: vec![],
+        }
     }
 
     #[test]
@@ -350,8 +375,14 @@ mod tests {
         assert_eq!(r.len(), 2);
         let (a, b) = (&r[0], &r[1]);
         let p = |r: &Request, ps: [Phase; 6]| ps.map(|x| r.phase(x));
-        assert_eq!(p(a, [Phase::Q2G, Phase::G2I, Phase::I2D, Phase::D2C, Phase::Q2C, Phase::Q2Q]), [Some(2), Some(3), Some(5), Some(30), Some(40), None]);
-        assert_eq!(p(b, [Phase::Q2M, Phase::M2D, Phase::I2D, Phase::D2C, Phase::Q2C, Phase::Q2Q]), [Some(1), Some(3), None, Some(30), Some(34), Some(6)]);
+        assert_eq!(
+            p(a, [Phase::Q2G, Phase::G2I, Phase::I2D, Phase::D2C, Phase::Q2C, Phase::Q2Q]),
+            [Some(2), Some(3), Some(5), Some(30), Some(40), None]
+        );
+        assert_eq!(
+            p(b, [Phase::Q2M, Phase::M2D, Phase::I2D, Phase::D2C, Phase::Q2C, Phase::Q2Q]),
+            [Some(1), Some(3), None, Some(30), Some(34), Some(6)]
+        );
     }
 
     #[test]

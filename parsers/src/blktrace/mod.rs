@@ -115,7 +115,10 @@ impl BlkTrace {
             if files.is_empty() {
                 return Err(ParseError::Io {
                     path: arg.to_path_buf(),
-                    source: std::io::Error::new(std::io::ErrorKind::NotFound, format!("no per-CPU files {}.blktrace.0 ...", base.display())),
+                    source: std::io::Error::new(
+                        std::io::ErrorKind::NotFound,
+                        format!("no per-CPU files {}.blktrace.0 ...", base.display()),
+                    ),
                 });
             }
             let name = base.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
@@ -167,11 +170,14 @@ impl TraceSource for BlkTrace {
     }
 
     fn info(&self) -> Vec<(String, String)> {
-        let mut v = vec![("blktrace_format".to_string(), match &self.input {
-            Input::PerCpu(_) => "per-CPU files".to_string(),
-            Input::Single { path: None, .. } => "stream on stdin".to_string(),
-            Input::Single { .. } => "merged file".to_string(),
-        })];
+        let mut v = vec![(
+            "blktrace_format".to_string(),
+            match &self.input {
+                Input::PerCpu(_) => "per-CPU files".to_string(),
+                Input::Single { path: None, .. } => "stream on stdin".to_string(),
+                Input::Single { .. } => "merged file".to_string(),
+            },
+        )];
         v.push(("blktrace_inputs".into(), self.names.join(",")));
         v
     }
@@ -219,7 +225,13 @@ impl TraceSource for BlkTrace {
                     damage.extend(s.reader.damage_line());
                     truncated += s.reader.truncated_bytes;
                     if s.wrong_cpu > 0 {
-                        stats.push(Stat::new("records_on_wrong_cpu", Some(s.cpu as i32), Severity::Error, s.wrong_cpu, "records whose cpu field does not match their per-CPU file (skipped, as blkparse does)"));
+                        stats.push(Stat::new(
+                            "records_on_wrong_cpu",
+                            Some(s.cpu as i32),
+                            Severity::Error,
+                            s.wrong_cpu,
+                            "records whose cpu field does not match their per-CPU file (skipped, as blkparse does)",
+                        ));
                     }
                 }
             }
@@ -261,7 +273,13 @@ impl TraceSource for BlkTrace {
                 if let Some(p) = pipe.as_mut() {
                     p.finish(&mut |r| run.emit(r, None));
                     if p.forced_out > 0 {
-                        stats.push(Stat::new("blk_pipe_reordered", None, Severity::Info, p.forced_out, "records released ahead of blkparse's order (a sequence hole held over a million records back)"));
+                        stats.push(Stat::new(
+                            "blk_pipe_reordered",
+                            None,
+                            Severity::Info,
+                            p.forced_out,
+                            "records released ahead of blkparse's order (a sequence hole held over a million records back)",
+                        ));
                     }
                 }
                 damage.extend(reader.damage_line());
@@ -274,7 +292,13 @@ impl TraceSource for BlkTrace {
             }
         }
         progress.store(self.total_bytes, Ordering::Relaxed);
-        stats.push(Stat::new("blk_truncated_bytes", None, Severity::Error, truncated, "bytes of a partial record at the end of an input (dropped)"));
+        stats.push(Stat::new(
+            "blk_truncated_bytes",
+            None,
+            Severity::Error,
+            truncated,
+            "bytes of a partial record at the end of an input (dropped)",
+        ));
         run.finish(stats, damage, info)
     }
 }

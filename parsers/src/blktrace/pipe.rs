@@ -112,7 +112,19 @@ mod tests {
     use crate::blktrace::record::Header;
 
     fn rec(cpu: u32, seq: u32, time: u64) -> Record {
-        let h = Header { version: 7, sequence: seq, time, sector: 0, bytes: 512, action: (0x11 << 16) | 1, pid: 1, device: 8 << 20, cpu, error: 0, pdu_len: 0 };
+        let h = Header {
+            version: 7,
+            sequence: seq,
+            time,
+            sector: 0,
+            bytes: 512,
+            action: (0x11 << 16) | 1,
+            pid: 1,
+            device: 8 << 20,
+            cpu,
+            error: 0,
+            pdu_len: 0,
+        };
         Record { h, cgroup: None, pdu: vec![] }
     }
 

@@ -123,9 +123,24 @@ impl Record {
 #[cfg(test)]
 pub fn encode(h: &Header, payload: &[u8], e: Endian) -> Vec<u8> {
     let mut out = Vec::with_capacity(HEADER + payload.len());
-    let put32 = |o: &mut Vec<u8>, v: u32| o.extend_from_slice(&match e { Endian::Little => v.to_le_bytes(), Endian::Big => v.to_be_bytes() });
-    let put64 = |o: &mut Vec<u8>, v: u64| o.extend_from_slice(&match e { Endian::Little => v.to_le_bytes(), Endian::Big => v.to_be_bytes() });
-    let put16 = |o: &mut Vec<u8>, v: u16| o.extend_from_slice(&match e { Endian::Little => v.to_le_bytes(), Endian::Big => v.to_be_bytes() });
+    let put32 = |o: &mut Vec<u8>, v: u32| {
+        o.extend_from_slice(&match e {
+            Endian::Little => v.to_le_bytes(),
+            Endian::Big => v.to_be_bytes(),
+        })
+    };
+    let put64 = |o: &mut Vec<u8>, v: u64| {
+        o.extend_from_slice(&match e {
+            Endian::Little => v.to_le_bytes(),
+            Endian::Big => v.to_be_bytes(),
+        })
+    };
+    let put16 = |o: &mut Vec<u8>, v: u16| {
+        o.extend_from_slice(&match e {
+            Endian::Little => v.to_le_bytes(),
+            Endian::Big => v.to_be_bytes(),
+        })
+    };
     put32(&mut out, MAGIC | h.version);
     put32(&mut out, h.sequence);
     put64(&mut out, h.time);
@@ -146,7 +161,19 @@ mod tests {
     use super::*;
 
     fn hdr() -> Header {
-        Header { version: 7, sequence: 3, time: 1234, sector: 99, bytes: 4096, action: 0x0001_0001, pid: 42, device: (8 << 20) | 16, cpu: 1, error: 0, pdu_len: 0 }
+        Header {
+            version: 7,
+            sequence: 3,
+            time: 1234,
+            sector: 99,
+            bytes: 4096,
+            action: 0x0001_0001,
+            pid: 42,
+            device: (8 << 20) | 16,
+            cpu: 1,
+            error: 0,
+            pdu_len: 0,
+        }
     }
 
     #[test]

@@ -160,7 +160,13 @@ impl<'a> Run<'a> {
         let mut per_cpu: Vec<_> = self.per_cpu.iter().map(|(&k, &n)| (k, n)).collect();
         per_cpu.sort_unstable();
         for &((dev, cpu), n) in &per_cpu {
-            stats.push(Stat::new(&format!("blk_records:{}", tables::dev_name(dev)), Some(cpu as i32), Severity::Info, n, "blktrace records for this device and CPU"));
+            stats.push(Stat::new(
+                &format!("blk_records:{}", tables::dev_name(dev)),
+                Some(cpu as i32),
+                Severity::Info,
+                n,
+                "blktrace records for this device and CPU",
+            ));
         }
         // Zero rows too: "no gaps" is a finding. Records blktrace itself
         // dropped (its "dropped" count: relay buffers full) never got a

@@ -267,7 +267,19 @@ mod tests {
     use crate::blktrace::record::encode;
 
     fn rec(seq: u32, time: u64, cpu: u32) -> Vec<u8> {
-        let h = Header { version: 7, sequence: seq, time, sector: seq as u64, bytes: 512, action: (0x11 << 16) | 1, pid: 1, device: 8 << 20, cpu, error: 0, pdu_len: 0 };
+        let h = Header {
+            version: 7,
+            sequence: seq,
+            time,
+            sector: seq as u64,
+            bytes: 512,
+            action: (0x11 << 16) | 1,
+            pid: 1,
+            device: 8 << 20,
+            cpu,
+            error: 0,
+            pdu_len: 0,
+        };
         encode(&h, &[], Endian::Little)
     }
 

@@ -341,7 +341,11 @@ impl TraceSource for BlkParseText {
                         None => {
                             malformed += 1;
                             if damage.len() < 20 {
-                                damage.push(format!("{}: line {no}: not a blkparse event line: {:?}", self.path.display(), text.chars().take(120).collect::<String>()));
+                                damage.push(format!(
+                                    "{}: line {no}: not a blkparse event line: {:?}",
+                                    self.path.display(),
+                                    text.chars().take(120).collect::<String>()
+                                ));
                             }
                         }
                     }
@@ -353,7 +357,13 @@ impl TraceSource for BlkParseText {
             Err(e) => damage.push(format!("{}: {e}", self.path.display())),
         }
         progress.store(self.total_bytes, Ordering::Relaxed);
-        let stats = vec![Stat::new("blkparse_malformed_lines", None, Severity::Error, malformed, "lines that are neither blkparse events nor its statistics (skipped)")];
+        let stats = vec![Stat::new(
+            "blkparse_malformed_lines",
+            None,
+            Severity::Error,
+            malformed,
+            "lines that are neither blkparse events nor its statistics (skipped)",
+        )];
         run.finish(stats, damage, Vec::new())
     }
 }
@@ -394,7 +404,13 @@ mod tests {
 
     #[test]
     fn non_events() {
-        for l in ["CPU0 (blk):", " Reads Queued:           0,        0KiB\t Writes Queued:        1148,    41440KiB", "Input file /tmp/x.blktrace.0 added", "Skips: 0 forward (0 -   0.0%)", "hello"] {
+        for l in [
+            "CPU0 (blk):",
+            " Reads Queued:           0,        0KiB\t Writes Queued:        1148,    41440KiB",
+            "Input file /tmp/x.blktrace.0 added",
+            "Skips: 0 forward (0 -   0.0%)",
+            "hello",
+        ] {
             assert!(parse_line(l).is_none(), "{l}");
         }
         assert!(is_known_other("Throughput (R/W): 0KiB/s / 11158KiB/s"));

@@ -24,24 +24,41 @@ pub mod ctype;
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum FieldKind {
     /// Integer of 1, 2, 4 or 8 bytes.
-    Int { size: u8, signed: bool },
+    Int {
+        size: u8,
+        signed: bool,
+    },
     /// `bool` (1 byte).
     Bool,
     /// Static `char name[N]`: text up to the first NUL.
-    Str { len: u32 },
+    Str {
+        len: u32,
+    },
     /// Static array of integers, e.g. `unsigned long args[6]`.
-    Array { elem: Elem, count: u32 },
+    Array {
+        elem: Elem,
+        count: u32,
+    },
     /// `__data_loc char[] name` / `__rel_loc char[] name`: text stored after
     /// the fixed part; the field holds a u32 `(len << 16) | offset`.
-    DynStr { relative: bool },
+    DynStr {
+        relative: bool,
+    },
     /// `__data_loc T[] name` for non-char T: an array of T.
-    DynArray { elem: Elem, relative: bool },
+    DynArray {
+        elem: Elem,
+        relative: bool,
+    },
     /// Trailing flexible array with size 0 (`char buf[]` in ftrace `print`):
     /// runs from its offset to the end of the record.
     TailStr,
-    TailArray { elem: Elem },
+    TailArray {
+        elem: Elem,
+    },
     /// Anything else (structs, odd sizes): the raw bytes.
-    Bytes { len: u32 },
+    Bytes {
+        len: u32,
+    },
 }
 
 /// Element of an array field. `size` is 1, 2, 4 or 8.
@@ -113,11 +130,7 @@ pub fn parse_event_format(text: &str, system: &str, long_size: u8) -> Result<Eve
         if let Some(v) = t.strip_prefix("name:") {
             name = Some(v.trim().to_string());
         } else if let Some(v) = t.strip_prefix("ID:") {
-            id = Some(
-                v.trim()
-                    .parse::<u32>()
-                    .map_err(|_| format!("bad event ID {:?}", v.trim()))?,
-            );
+            id = Some(v.trim().parse::<u32>().map_err(|_| format!("bad event ID {:?}", v.trim()))?);
         } else if t.starts_with("field:") || t.starts_with("field ") {
             fields.push(parse_field_line(t, long_size)?);
         } else if let Some(v) = t.strip_prefix("print fmt:") {
@@ -129,21 +142,12 @@ pub fn parse_event_format(text: &str, system: &str, long_size: u8) -> Result<Eve
         return Err(format!("bad event name of {} bytes", name.len()));
     }
     let id = id.ok_or_else(|| format!("format of {name} has no ID: line"))?;
-    Ok(EventFormat {
-        id,
-        system: system.to_string(),
-        name,
-        fields,
-        print_fmt,
-    })
+    Ok(EventFormat { id, system: system.to_string(), name, fields, print_fmt })
 }
 
 /// Parse `field:TYPE NAME;\toffset:N;\tsize:N;\tsigned:N;`.
 pub fn parse_field_line(line: &str, long_size: u8) -> Result<FieldDef, String> {
-    let rest = line
-        .strip_prefix("field:")
-        .or_else(|| line.strip_prefix("field "))
-        .ok_or_else(|| format!("not a field line: {line:?}"))?;
+    let rest = line.strip_prefix("field:").or_else(|| line.strip_prefix("field ")).ok_or_else(|| format!("not a field line: {line:?}"))?;
     let mut parts = rest.split(';');
     let decl = parts.next().unwrap_or("").trim();
     let mut offset = None;
@@ -165,19 +169,9 @@ pub fn parse_field_line(line: &str, long_size: u8) -> Result<FieldDef, String> {
     let offset = offset.ok_or_else(|| format!("field without offset: {line:?}"))?;
     let size = size.ok_or_else(|| format!("field without size: {line:?}"))?;
     let (type_name, name, array) = split_declaration(decl)?;
-    let signed = signed.unwrap_or_else(|| {
-        ctype::scalar_type(&type_name, long_size).is_some_and(|(_, s)| s)
-    });
+    let signed = signed.unwrap_or_else(|| ctype::scalar_type(&type_name, long_size).is_some_and(|(_, s)| s));
     let kind = classify(&type_name, array.as_deref(), size, signed, long_size);
-    Ok(FieldDef {
-        name,
-        type_name,
-        array_len: array,
-        offset,
-        size,
-        signed,
-        kind,
-    })
+    Ok(FieldDef { name, type_name, array_len: array, offset, size, signed, kind })
 }
 
 /// Split `unsigned long args[6]` into (`unsigned long`, `args`, Some("6")),
@@ -187,17 +181,13 @@ fn split_declaration(decl: &str) -> Result<(String, String, Option<String>), Str
     let decl = decl.trim();
     let (head, array) = match decl.strip_suffix(']') {
         Some(d) if !decl.starts_with("__data_loc") && !decl.starts_with("__rel_loc") => {
-            let open = d
-                .rfind('[')
-                .ok_or_else(|| format!("unbalanced [ in {decl:?}"))?;
+            let open = d.rfind('[').ok_or_else(|| format!("unbalanced [ in {decl:?}"))?;
             (&d[..open], Some(d[open + 1..].trim().to_string()))
         }
         _ => (decl, None),
     };
     let head = head.trim_end();
-    let split = head
-        .rfind(|c: char| c.is_whitespace() || c == '*')
-        .ok_or_else(|| format!("no type in field declaration {decl:?}"))?;
+    let split = head.rfind(|c: char| c.is_whitespace() || c == '*').ok_or_else(|| format!("no type in field declaration {decl:?}"))?;
     let name = head[split + 1..].to_string();
     let type_name = head[..split + 1].trim().to_string();
     if name.is_empty() || name.len() > MAX_NAME || type_name.is_empty() {
@@ -249,11 +239,7 @@ fn classify(type_name: &str, array: Option<&str>, size: u32, signed: bool, long_
     if let Some(len) = array {
         let elem_is_char = ctype::is_char_type(type_name);
         if size == 0 {
-            return if elem_is_char {
-                FieldKind::TailStr
-            } else {
-                FieldKind::TailArray { elem: elem_of(type_name, long_size) }
-            };
+            return if elem_is_char { FieldKind::TailStr } else { FieldKind::TailArray { elem: elem_of(type_name, long_size) } };
         }
         if elem_is_char {
             return FieldKind::Str { len: size };
@@ -268,10 +254,7 @@ fn classify(type_name: &str, array: Option<&str>, size: u32, signed: bool, long_
         };
         if matches!(elem_size, 1 | 2 | 4 | 8) && size % elem_size == 0 {
             let esigned = ctype::scalar_type(type_name, long_size).map_or(signed, |(_, s)| s);
-            return FieldKind::Array {
-                elem: Elem { size: elem_size as u8, signed: esigned },
-                count: size / elem_size,
-            };
+            return FieldKind::Array { elem: Elem { size: elem_size as u8, signed: esigned }, count: size / elem_size };
         }
         return FieldKind::Bytes { len: size };
     }
@@ -330,12 +313,7 @@ pub fn parse_header_page(text: &str) -> Result<PageHeader, String> {
     if commit.size != 4 && commit.size != 8 {
         return Err(format!("header_page commit is {} bytes", commit.size));
     }
-    Ok(PageHeader {
-        timestamp_offset: ts.offset,
-        commit_offset: commit.offset,
-        commit_size: commit.size as u8,
-        data_offset: data.offset,
-    })
+    Ok(PageHeader { timestamp_offset: ts.offset, commit_offset: commit.offset, commit_size: commit.size as u8, data_offset: data.offset })
 }
 
 #[cfg(test)]

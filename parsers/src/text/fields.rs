@@ -23,9 +23,7 @@ pub fn event_fields<'a>(kind: &EventKind<'a>) -> (String, Vec<(&'a str, &'a str)
             };
             (name.to_string(), pairs)
         }
-        EventKind::SyscallEnter { call, args } => {
-            (format!("sys_enter_{}", &call[4..]), colon_pairs(args))
-        }
+        EventKind::SyscallEnter { call, args } => (format!("sys_enter_{}", &call[4..]), colon_pairs(args)),
         EventKind::SyscallExit { call, ret } => (format!("sys_exit_{}", &call[4..]), vec![("ret", *ret)]),
         EventKind::Function { func, parent } => ("function".to_string(), vec![("ip", *func), ("parent_ip", *parent)]),
     }
@@ -33,9 +31,7 @@ pub fn event_fields<'a>(kind: &EventKind<'a>) -> (String, Vec<(&'a str, &'a str)
 
 fn is_key(k: &str) -> bool {
     let b = k.as_bytes();
-    !b.is_empty()
-        && (b[0].is_ascii_alphabetic() || b[0] == b'_')
-        && b.iter().all(|c| c.is_ascii_alphanumeric() || *c == b'_')
+    !b.is_empty() && (b[0].is_ascii_alphabetic() || b[0] == b'_') && b.iter().all(|c| c.is_ascii_alphanumeric() || *c == b'_')
 }
 
 /// `fd: 1, buf: 0x55, count: 0x10`.

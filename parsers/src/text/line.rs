@@ -127,9 +127,7 @@ pub fn parse_event(line: &str) -> Option<EventLine<'_>> {
 }
 
 fn classify(body: &str) -> Option<EventKind<'_>> {
-    let end = body
-        .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
-        .unwrap_or(body.len());
+    let end = body.find(|c: char| !(c.is_ascii_alphanumeric() || c == '_')).unwrap_or(body.len());
     let name = &body[..end];
     if name.is_empty() {
         return None;
@@ -178,7 +176,9 @@ mod tests {
 
     #[test]
     fn tracefs_with_tgid_and_flags() {
-        let l = parse_event("       opt cgu.2-23770   (  23127) [001] ..s..  1357.541583: block_rq_complete: 7,0 RM () 33928 + 8 be,0,4 [0]").unwrap();
+        let l =
+            parse_event("       opt cgu.2-23770   (  23127) [001] ..s..  1357.541583: block_rq_complete: 7,0 RM () 33928 + 8 be,0,4 [0]")
+                .unwrap();
         assert_eq!(l.comm, "opt cgu.2");
         assert_eq!(l.pid, 23770);
         assert_eq!(l.tgid, Some(Some(23127)));

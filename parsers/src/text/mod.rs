@@ -33,7 +33,10 @@ enum ValKind {
     /// Only empty values so far.
     Unset,
     /// Integers (decimal, or hex with 0x); `neg`: some are negative.
-    Int { neg: bool, over_i64: bool },
+    Int {
+        neg: bool,
+        over_i64: bool,
+    },
     Text,
 }
 
@@ -218,10 +221,7 @@ impl TextTrace {
             }
         }
         if events == 0 && header.variant.is_none() && !looks_like_text(&self.map) {
-            return Err(ParseError::UnknownFormat {
-                path: self.path.clone(),
-                reason: "no ftrace event lines found".into(),
-            });
+            return Err(ParseError::UnknownFormat { path: self.path.clone(), reason: "no ftrace event lines found".into() });
         }
         if header.variant.is_none() {
             header.variant = Some("trace_pipe or tracefs text without header");
@@ -244,7 +244,16 @@ impl TextTrace {
             if self.has_flags {
                 physical.extend([6, 7]);
             }
-            let types = [DataType::UInt64, DataType::Int64, DataType::Int32, DataType::Int32, DataType::Int32, DataType::Utf8, DataType::Utf8, DataType::UInt8];
+            let types = [
+                DataType::UInt64,
+                DataType::Int64,
+                DataType::Int32,
+                DataType::Int32,
+                DataType::Int32,
+                DataType::Utf8,
+                DataType::Utf8,
+                DataType::UInt8,
+            ];
             let mut fields: Vec<Field> = physical.iter().map(|&r| Field::new(&common[r], types[r].clone(), r > 2)).collect();
             for (k, kind) in s.keys.iter().zip(&s.kinds) {
                 let t = match kind {
@@ -276,7 +285,8 @@ impl TextTrace {
 
     fn decode(&self, limits: Limits, progress: &AtomicU64, out: &mut dyn FnMut(&str, RecordBatch)) -> RunReport {
         let index: HashMap<&str, usize> = self.shapes.iter().enumerate().map(|(i, s)| (s.name.as_str(), i)).collect();
-        let mut tables: Vec<TextTable> = self.specs.iter().zip(&self.shapes).map(|(sp, sh)| TextTable::new(sp, sh, limits.batch_rows)).collect();
+        let mut tables: Vec<TextTable> =
+            self.specs.iter().zip(&self.shapes).map(|(sp, sh)| TextTable::new(sp, sh, limits.batch_rows)).collect();
         let mut lost: Vec<(i32, Option<u64>, Option<u64>)> = Vec::new(); // cpu, count, next id
         let mut lost_ts: Vec<i64> = Vec::new();
         let mut pending_lost = 0usize;
@@ -346,7 +356,8 @@ impl TextTrace {
         }
         if !lost.is_empty() {
             let n = lost.len();
-            let (mut cpu, mut ts, mut count, mut next) = (IntCol::new(4, true, n), IntCol::new(8, true, n), IntCol::new(8, false, n), IntCol::new(8, false, n));
+            let (mut cpu, mut ts, mut count, mut next) =
+                (IntCol::new(4, true, n), IntCol::new(8, true, n), IntCol::new(8, false, n), IntCol::new(8, false, n));
             for ((c, k, x), t) in lost.iter().zip(&lost_ts) {
                 cpu.push(*c as u32 as u64);
                 ts.push(*t as u64);
@@ -366,7 +377,13 @@ impl TextTrace {
         let mut stats = vec![
             Stat::new("lines", None, Severity::Info, lines_seen, "lines read"),
             Stat::new("events", None, Severity::Info, id, "event lines decoded"),
-            Stat::new("malformed_lines", None, Severity::Error, malformed, "lines that are neither events, headers nor lost-event markers (skipped)"),
+            Stat::new(
+                "malformed_lines",
+                None,
+                Severity::Error,
+                malformed,
+                "lines that are neither events, headers nor lost-event markers (skipped)",
+            ),
             Stat::new("bad_timestamps", None, Severity::Error, bad_ts, "event lines whose timestamp could not be read (skipped)"),
         ];
         let mut by_cpu: std::collections::BTreeMap<i32, (u64, u64, u64)> = Default::default();
@@ -377,22 +394,26 @@ impl TextTrace {
             e.2 += k.is_none() as u64;
         }
         for (c, (n, markers, unknown)) in by_cpu {
-            stats.push(Stat::new("lost_events", Some(c), Severity::DataLoss, n, "events the kernel dropped (from the text's lost-event markers)"));
+            stats.push(Stat::new(
+                "lost_events",
+                Some(c),
+                Severity::DataLoss,
+                n,
+                "events the kernel dropped (from the text's lost-event markers)",
+            ));
             stats.push(Stat::new("lost_event_markers", Some(c), Severity::DataLoss, markers, "lost-event markers in the text"));
-            stats.push(Stat::new("lost_events_uncounted", Some(c), Severity::DataLoss, unknown, "markers that do not say how many events were lost"));
+            stats.push(Stat::new(
+                "lost_events_uncounted",
+                Some(c),
+                Severity::DataLoss,
+                unknown,
+                "markers that do not say how many events were lost",
+            ));
         }
         if let Some((inbuf, written)) = self.header.entries {
             stats.push(Stat::new("overwritten_entries", None, Severity::DataLoss, written.saturating_sub(inbuf), "events written to the ring buffer but overwritten before it was read (tracefs header entries-written minus entries-in-buffer)"));
         }
-        RunReport {
-            damaged: malformed + bad_ts > 0,
-            stats,
-            events: id,
-            first_ts,
-            last_ts,
-            damage,
-            info: Vec::new(),
-        }
+        RunReport { damaged: malformed + bad_ts > 0, stats, events: id, first_ts, last_ts, damage, info: Vec::new() }
     }
 }
 

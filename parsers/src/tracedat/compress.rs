@@ -49,9 +49,7 @@ impl Inflater {
     /// `expected` bytes. `out` never grows past `expected` (+1 for zlib).
     pub fn inflate(&mut self, input: &[u8], expected: u32, out: &mut Vec<u8>) -> Result<(), String> {
         if expected > MAX_BLOCK {
-            return Err(format!(
-                "compressed block claims {expected} uncompressed bytes (limit {MAX_BLOCK})"
-            ));
+            return Err(format!("compressed block claims {expected} uncompressed bytes (limit {MAX_BLOCK})"));
         }
         out.clear();
         let got = match self.codec {
@@ -70,9 +68,7 @@ impl Inflater {
                 // would inflate further is an error, not an allocation.
                 let ctx = match &mut self.zstd {
                     Some(c) => c,
-                    None => self.zstd.insert(
-                        zstd::bulk::Decompressor::new().map_err(|e| format!("cannot set up zstd: {e}"))?,
-                    ),
+                    None => self.zstd.insert(zstd::bulk::Decompressor::new().map_err(|e| format!("cannot set up zstd: {e}"))?),
                 };
                 ctx.decompress_to_buffer(input, out)
                     .map_err(|e| format!("cannot decompress zstd block of {} bytes into {expected}: {e}", input.len()))?
@@ -80,9 +76,7 @@ impl Inflater {
         };
         match got as u64 {
             n if n == expected as u64 => Ok(()),
-            n if n > expected as u64 => Err(format!(
-                "compressed block inflates beyond its stated size of {expected} bytes"
-            )),
+            n if n > expected as u64 => Err(format!("compressed block inflates beyond its stated size of {expected} bytes")),
             n => Err(format!("compressed block gave {n} bytes, header says {expected}")),
         }
     }

@@ -110,7 +110,15 @@ impl<'a> CpuStream<'a> {
                         }
                     }
                 };
-                Source::Chunked { chunks, region_start: start, left, codec: Inflater::new(codec), buf: Vec::new(), buf_base: start, next: 0 }
+                Source::Chunked {
+                    chunks,
+                    region_start: start,
+                    left,
+                    codec: Inflater::new(codec),
+                    buf: Vec::new(),
+                    buf_base: start,
+                    next: 0,
+                }
             }
         };
         CpuStream {
@@ -169,7 +177,8 @@ impl<'a> CpuStream<'a> {
                     if data.len() - *next < ps {
                         // A partial page at the end: count it, do not guess.
                         let at = *base + *next as u64;
-                        self.damage.push(Damage::new(at, format!("CPU {} ends with a partial page of {} bytes", self.cpu, data.len() - *next)));
+                        self.damage
+                            .push(Damage::new(at, format!("CPU {} ends with a partial page of {} bytes", self.cpu, data.len() - *next)));
                         self.stats.corrupt_pages += 1;
                         *next = data.len();
                         return false;
@@ -209,7 +218,10 @@ impl<'a> CpuStream<'a> {
                             self.stats.bad_chunks += 1;
                             buf.clear();
                         } else if buf.len() % ps != 0 {
-                            self.damage.push(Damage::new(chunk_at, format!("CPU {}: chunk of {} bytes is not a whole number of {ps}-byte pages", self.cpu, buf.len())));
+                            self.damage.push(Damage::new(
+                                chunk_at,
+                                format!("CPU {}: chunk of {} bytes is not a whole number of {ps}-byte pages", self.cpu, buf.len()),
+                            ));
                             self.stats.corrupt_pages += 1;
                         }
                         *buf_base = chunk_at;
@@ -265,10 +277,8 @@ impl<'a> CpuStream<'a> {
                 Ok(None) => break,
                 Err(e) => {
                     self.stats.corrupt_pages += 1;
-                    self.damage.push(Damage::new(
-                        self.page_file_offset,
-                        format!("CPU {}: corrupt page, rest of it skipped: {e}", self.cpu),
-                    ));
+                    self.damage
+                        .push(Damage::new(self.page_file_offset, format!("CPU {}: corrupt page, rest of it skipped: {e}", self.cpu)));
                     break;
                 }
             }

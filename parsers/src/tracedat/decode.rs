@@ -142,14 +142,8 @@ impl EventTable {
     }
 
     fn finish(&mut self, schema: &SchemaRef) -> RecordBatch {
-        let mut cols: Vec<ArrayRef> = vec![
-            self.id.finish(),
-            self.ts.finish(),
-            self.cpu.finish(),
-            self.pid.finish(),
-            self.flags.finish(),
-            self.preempt.finish(),
-        ];
+        let mut cols: Vec<ArrayRef> =
+            vec![self.id.finish(), self.ts.finish(), self.cpu.finish(), self.pid.finish(), self.flags.finish(), self.preempt.finish()];
         if let Some(tg) = &mut self.tgid {
             cols.push(tg.finish());
         }
@@ -274,7 +268,16 @@ impl Decoder {
             if f.field("common_tgid").is_some() {
                 physical.push(4);
             }
-            let types = [DataType::UInt64, DataType::Int64, DataType::Int32, DataType::Int32, DataType::Int32, DataType::Utf8, DataType::UInt8, DataType::UInt8];
+            let types = [
+                DataType::UInt64,
+                DataType::Int64,
+                DataType::Int32,
+                DataType::Int32,
+                DataType::Int32,
+                DataType::Utf8,
+                DataType::UInt8,
+                DataType::UInt8,
+            ];
             let mut schema_fields: Vec<Field> = physical.iter().map(|&r| Field::new(&common[r], types[r].clone(), r > 2)).collect();
             schema_fields.extend(fields.iter().map(|x| Field::new(&x.name, arrow_type(&x.kind), true)));
             let idx = tables_.len();

@@ -10,21 +10,65 @@ use crate::columns::{int_type, push_text, IntListCol, Ints};
 use crate::format::{Elem, FieldDef, FieldKind};
 
 pub enum FieldCol {
-    W1 { off: usize, col: Ints<u8> },
-    W2 { off: usize, col: Ints<u16> },
-    W4 { off: usize, col: Ints<u32> },
-    W8 { off: usize, col: Ints<u64> },
-    Bool { off: usize, col: BooleanBuilder },
+    W1 {
+        off: usize,
+        col: Ints<u8>,
+    },
+    W2 {
+        off: usize,
+        col: Ints<u16>,
+    },
+    W4 {
+        off: usize,
+        col: Ints<u32>,
+    },
+    W8 {
+        off: usize,
+        col: Ints<u64>,
+    },
+    Bool {
+        off: usize,
+        col: BooleanBuilder,
+    },
     /// Static `char[len]`.
-    Str { off: usize, len: usize, col: StringBuilder },
+    Str {
+        off: usize,
+        len: usize,
+        col: StringBuilder,
+    },
     /// `__data_loc` / `__rel_loc` text; `rel_base` is added to the offset
     /// (the end of the field for `__rel_loc`, 0 otherwise).
-    DynStr { off: usize, rel_base: usize, col: StringBuilder },
-    TailStr { off: usize, col: StringBuilder },
-    Array { off: usize, bytes: usize, elem: Elem, col: IntListCol },
-    DynArray { off: usize, rel_base: usize, elem: Elem, col: IntListCol },
-    TailArray { off: usize, elem: Elem, col: IntListCol },
-    Bytes { off: usize, len: usize, col: BinaryBuilder },
+    DynStr {
+        off: usize,
+        rel_base: usize,
+        col: StringBuilder,
+    },
+    TailStr {
+        off: usize,
+        col: StringBuilder,
+    },
+    Array {
+        off: usize,
+        bytes: usize,
+        elem: Elem,
+        col: IntListCol,
+    },
+    DynArray {
+        off: usize,
+        rel_base: usize,
+        elem: Elem,
+        col: IntListCol,
+    },
+    TailArray {
+        off: usize,
+        elem: Elem,
+        col: IntListCol,
+    },
+    Bytes {
+        off: usize,
+        len: usize,
+        col: BinaryBuilder,
+    },
 }
 
 #[inline(always)]
@@ -81,12 +125,9 @@ impl FieldCol {
                 elem: *elem,
                 col: IntListCol::new(elem.size, elem.signed, cap),
             },
-            FieldKind::DynArray { elem, relative } => FieldCol::DynArray {
-                off,
-                rel_base: rel(*relative),
-                elem: *elem,
-                col: IntListCol::new(elem.size, elem.signed, cap),
-            },
+            FieldKind::DynArray { elem, relative } => {
+                FieldCol::DynArray { off, rel_base: rel(*relative), elem: *elem, col: IntListCol::new(elem.size, elem.signed, cap) }
+            }
             FieldKind::TailArray { elem } => FieldCol::TailArray { off, elem: *elem, col: IntListCol::new(elem.size, elem.signed, cap) },
             FieldKind::Bytes { len } => FieldCol::Bytes { off, len: *len as usize, col: BinaryBuilder::with_capacity(cap, cap * 8) },
         }

@@ -234,18 +234,11 @@ impl Builder {
         cpu_compressed: bool,
         latency: bool,
     ) -> Result<Metadata, Damage> {
-        let page_header = self
-            .page_header
-            .ok_or_else(|| Damage::new(0, "no header_page description in the file"))?;
+        let page_header = self.page_header.ok_or_else(|| Damage::new(0, "no header_page description in the file"))?;
         if page_header.data_offset as u64 >= data_page_size as u64 {
             return Err(Damage::new(0, "header_page data offset beyond the page size"));
         }
-        let other_instances = options
-            .buffers
-            .iter()
-            .filter(|b| !b.name.is_empty())
-            .map(|b| b.name.clone())
-            .collect();
+        let other_instances = options.buffers.iter().filter(|b| !b.name.is_empty()).map(|b| b.name.clone()).collect();
         Ok(Metadata {
             version,
             endian: self.endian,
@@ -303,10 +296,7 @@ fn parse_v6(file: &[u8], mut r: ByteReader, long_size: u8, page_size: u32) -> Re
             b"flyrecord\0" => {
                 // The table needs 16 bytes per CPU: check before looping.
                 if ncpus as usize > r.remaining() / 16 {
-                    return Err(Damage::new(
-                        r.offset(),
-                        format!("flyrecord table for {ncpus} CPUs does not fit in the file"),
-                    ));
+                    return Err(Damage::new(r.offset(), format!("flyrecord table for {ncpus} CPUs does not fit in the file")));
                 }
                 for cpu in 0..ncpus {
                     let offset = r.u64("cpu data offset")?;
@@ -315,12 +305,7 @@ fn parse_v6(file: &[u8], mut r: ByteReader, long_size: u8, page_size: u32) -> Re
                 }
                 break;
             }
-            _ => {
-                return Err(Damage::new(
-                    at,
-                    format!("expected options/latency/flyrecord, found {:?}", String::from_utf8_lossy(tag)),
-                ))
-            }
+            _ => return Err(Damage::new(at, format!("expected options/latency/flyrecord, found {:?}", String::from_utf8_lossy(tag)))),
         }
     }
     let _ = file;
@@ -361,9 +346,7 @@ fn section<'a>(
     let zsize = c.u32("compressed size")?;
     let usize_ = c.u32("uncompressed size")?;
     let z = c.sized(zsize as u64, "compressed section data")?;
-    codec
-        .decompress_into(z, usize_, scratch)
-        .map_err(|e| Damage::new(body_at, e))?;
+    codec.decompress_into(z, usize_, scratch).map_err(|e| Damage::new(body_at, e))?;
     Ok((id, flags, ByteReader::new(scratch, body_at, endian)))
 }
 
@@ -462,11 +445,7 @@ fn parse_v7(file: &[u8], mut r: ByteReader, long_size: u8, page_size: u32) -> Re
             // The flyrecord section's own header says whether its data is compressed.
             let mut flags = 0;
             if top.section_offset != 0 {
-                let mut h = ByteReader::new(
-                    file.get(top.section_offset as usize..).unwrap_or(&[]),
-                    top.section_offset,
-                    endian,
-                );
+                let mut h = ByteReader::new(file.get(top.section_offset as usize..).unwrap_or(&[]), top.section_offset, endian);
                 h.u16("flyrecord section id")?;
                 flags = h.u16("flyrecord section flags")?;
             }

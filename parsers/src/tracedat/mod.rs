@@ -208,11 +208,8 @@ impl TraceDat {
         };
         let mut cpus = m.cpus.clone();
         cpus.sort_by_key(|c| c.cpu);
-        let mut streams: Vec<CpuStream> = cpus
-            .iter()
-            .filter(|c| c.size > 0)
-            .map(|c| CpuStream::new(&self.map, c.cpu, c.offset, c.size, &cfg))
-            .collect();
+        let mut streams: Vec<CpuStream> =
+            cpus.iter().filter(|c| c.size > 0).map(|c| CpuStream::new(&self.map, c.cpu, c.offset, c.size, &cfg)).collect();
         let conv = self.time_conv();
         let mut merge = Merge::new(streams.iter_mut().map(|s| s.next_event().map(|e| (conv.ns(e.raw_ts), e))).collect());
         let mut lost = LostBuilder::default();
@@ -284,19 +281,48 @@ impl TraceDat {
             let st = &s.stats;
             v.push(Stat::new("events", c, Severity::Info, st.events, "events decoded from this CPU's ring buffer"));
             v.push(Stat::new("pages", c, Severity::Info, st.pages, "ring-buffer pages read"));
-            v.push(Stat::new("lost_events", c, Severity::DataLoss, st.lost_events, "events the kernel dropped before a page (count stored in the page header)"));
+            v.push(Stat::new(
+                "lost_events",
+                c,
+                Severity::DataLoss,
+                st.lost_events,
+                "events the kernel dropped before a page (count stored in the page header)",
+            ));
             v.push(Stat::new("lost_event_markers", c, Severity::DataLoss, st.lost_markers, "pages flagged as following dropped events"));
-            v.push(Stat::new("lost_events_uncounted", c, Severity::DataLoss, st.lost_unknown, "pages flagged as following dropped events whose number the kernel could not store"));
-            v.push(Stat::new("corrupt_pages", c, Severity::Error, st.corrupt_pages, "pages whose header or events are inconsistent (skipped from the damage on)"));
+            v.push(Stat::new(
+                "lost_events_uncounted",
+                c,
+                Severity::DataLoss,
+                st.lost_unknown,
+                "pages flagged as following dropped events whose number the kernel could not store",
+            ));
+            v.push(Stat::new(
+                "corrupt_pages",
+                c,
+                Severity::Error,
+                st.corrupt_pages,
+                "pages whose header or events are inconsistent (skipped from the damage on)",
+            ));
             v.push(Stat::new("bad_chunks", c, Severity::Error, st.bad_chunks, "compressed chunks that could not be decompressed"));
-            v.push(Stat::new("truncated_bytes", c, Severity::Error, st.truncated_bytes, "bytes of this CPU's data missing because the file is short"));
+            v.push(Stat::new(
+                "truncated_bytes",
+                c,
+                Severity::Error,
+                st.truncated_bytes,
+                "bytes of this CPU's data missing because the file is short",
+            ));
             v.push(Stat::new("padding_entries", c, Severity::Info, st.entries.padding, "discarded-event padding entries"));
             v.push(Stat::new("time_extends", c, Severity::Info, st.entries.time_extends, "time-extend entries"));
             v.push(Stat::new("time_stamps", c, Severity::Info, st.entries.time_stamps, "absolute time-stamp entries"));
         }
         for (i, text) in self.meta.options.cpustats.iter().enumerate() {
             for (key, name, sev, desc) in [
-                ("overrun:", "kernel_overrun", Severity::DataLoss, "events overwritten in the kernel ring buffer (per_cpu stats at the end of recording)"),
+                (
+                    "overrun:",
+                    "kernel_overrun",
+                    Severity::DataLoss,
+                    "events overwritten in the kernel ring buffer (per_cpu stats at the end of recording)",
+                ),
                 ("commit overrun:", "kernel_commit_overrun", Severity::DataLoss, "events lost to commit overrun (per_cpu stats)"),
                 ("dropped events:", "kernel_dropped_events", Severity::DataLoss, "events the kernel dropped (per_cpu stats)"),
                 ("entries:", "kernel_entries_unread", Severity::Info, "entries still in the kernel buffer when trace-cmd read its stats"),
@@ -309,14 +335,32 @@ impl TraceDat {
         let mut ids: Vec<_> = dec.stats.unknown_ids.iter().collect();
         ids.sort();
         for (id, n) in ids {
-            v.push(Stat::new(&format!("unknown_event_id_{id}"), None, Severity::DataLoss, *n, "events whose type id has no format in the file (kept raw in unknown_events)"));
+            v.push(Stat::new(
+                &format!("unknown_event_id_{id}"),
+                None,
+                Severity::DataLoss,
+                *n,
+                "events whose type id has no format in the file (kept raw in unknown_events)",
+            ));
         }
-        v.push(Stat::new("truncated_fields", None, Severity::Error, dec.stats.truncated_fields, "field values that did not fit in their event's payload (stored as NULL)"));
+        v.push(Stat::new(
+            "truncated_fields",
+            None,
+            Severity::Error,
+            dec.stats.truncated_fields,
+            "field values that did not fit in their event's payload (stored as NULL)",
+        ));
         for (sys, first, why) in &self.meta.bad_formats {
             v.push(Stat::new(&format!("bad_format:{sys}:{first}"), None, Severity::Error, 1, why));
         }
         if !self.meta.other_instances.is_empty() {
-            v.push(Stat::new("instances_not_ingested", None, Severity::DataLoss, self.meta.other_instances.len() as u64, &format!("trace instances other than the top one are not ingested: {}", self.meta.other_instances.join(", "))));
+            v.push(Stat::new(
+                "instances_not_ingested",
+                None,
+                Severity::DataLoss,
+                self.meta.other_instances.len() as u64,
+                &format!("trace instances other than the top one are not ingested: {}", self.meta.other_instances.join(", ")),
+            ));
         }
         v
     }
@@ -399,6 +443,8 @@ impl LostBuilder {
                 None => next.push_null(),
             }
         }
-        Some(RecordBatch::try_new(lost_schema(), vec![cpu.finish(), ts.finish(), count.finish(), next.finish()]).expect("lost_events batch"))
+        Some(
+            RecordBatch::try_new(lost_schema(), vec![cpu.finish(), ts.finish(), count.finish(), next.finish()]).expect("lost_events batch"),
+        )
     }
 }

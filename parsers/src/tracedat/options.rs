@@ -102,28 +102,19 @@ pub fn active_clock(s: &str) -> String {
 impl TraceOptions {
     /// Apply one option. `has_sections` is true for file version 7, whose
     /// BUFFER option carries the clock, page size and CPU table.
-    pub fn apply(
-        &mut self,
-        id: u16,
-        data: &[u8],
-        data_offset: u64,
-        endian: Endian,
-        has_sections: bool,
-    ) -> Result<(), Damage> {
+    pub fn apply(&mut self, id: u16, data: &[u8], data_offset: u64, endian: Endian, has_sections: bool) -> Result<(), Damage> {
         let mut r = ByteReader::new(data, data_offset, endian);
         match id {
             DATE => {
                 // Hex or decimal µs between trace timestamps and wall time.
                 let s = text(data);
-                let v = parse_c_integer(&s)
-                    .ok_or_else(|| Damage::new(data_offset, format!("bad DATE option {s:?}")))?;
+                let v = parse_c_integer(&s).ok_or_else(|| Damage::new(data_offset, format!("bad DATE option {s:?}")))?;
                 self.ts_offset = self.ts_offset.wrapping_add(v.wrapping_mul(1000));
                 self.date = Some(s);
             }
             OFFSET => {
                 let s = text(data);
-                let v = parse_c_integer(&s)
-                    .ok_or_else(|| Damage::new(data_offset, format!("bad OFFSET option {s:?}")))?;
+                let v = parse_c_integer(&s).ok_or_else(|| Damage::new(data_offset, format!("bad OFFSET option {s:?}")))?;
                 self.ts_offset = self.ts_offset.wrapping_add(v);
             }
             CPUSTAT => self.cpustats.push(text(&data[..data.len().min(MAX_STR)])),
@@ -164,18 +155,14 @@ impl TraceOptions {
             CPUCOUNT => self.cpu_count = Some(r.u32("CPUCOUNT option")?),
             TRACEID => self.trace_id = Some(r.u64("TRACEID option")?),
             TSC2NSEC => {
-                self.tsc2nsec = Some(Tsc2Nsec {
-                    mult: r.u32("TSC2NSEC mult")?,
-                    shift: r.u32("TSC2NSEC shift")?,
-                    offset: r.u64("TSC2NSEC offset")?,
-                })
+                self.tsc2nsec =
+                    Some(Tsc2Nsec { mult: r.u32("TSC2NSEC mult")?, shift: r.u32("TSC2NSEC shift")?, offset: r.u64("TSC2NSEC offset")? })
             }
             TIME_SHIFT => self.time_shift = true,
             GUEST => self.guests += 1,
             PROCMAPS => self.procmaps = true,
             HOOK | STRINGS | LAST_BOOT_INFO => {}
-            HEADER_INFO | FTRACE_EVENTS | EVENT_FORMATS | KALLSYMS | PRINTK | CMDLINES | BTF_FILE
-            | MODULES_FILE => {
+            HEADER_INFO | FTRACE_EVENTS | EVENT_FORMATS | KALLSYMS | PRINTK | CMDLINES | BTF_FILE | MODULES_FILE => {
                 self.sections.push((id, r.u64("section offset option")?));
             }
             _ => self.unknown.push(id),

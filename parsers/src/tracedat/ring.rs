@@ -63,10 +63,7 @@ pub fn page_info(page: &[u8], hdr: &PageHeader, endian: Endian) -> Result<PageIn
     let commit = endian.uint(&page[co..co + cs], cs);
     let size = (commit & COMMIT_MASK) as usize;
     if size > page.len() - data_off {
-        return Err(format!(
-            "page commit says {size} bytes of events but the page holds {}",
-            page.len() - data_off
-        ));
+        return Err(format!("page commit says {size} bytes of events but the page holds {}", page.len() - data_off));
     }
     let missed = if commit & MISSED_EVENTS == 0 {
         Missed::None
@@ -144,9 +141,7 @@ impl<'a> PageWalker<'a> {
                 return Ok(None);
             }
             let at = self.pos;
-            let head = self
-                .word(at)
-                .ok_or_else(|| format!("event header at +{at} runs past the page data"))?;
+            let head = self.word(at).ok_or_else(|| format!("event header at +{at} runs past the page data"))?;
             let (type_len, delta) = match self.endian {
                 Endian::Little => (head & 0x1f, (head >> 5) as u64),
                 Endian::Big => (head >> 27, (head & 0x7ff_ffff) as u64),
@@ -190,10 +185,7 @@ impl<'a> PageWalker<'a> {
 
     fn data(&mut self, start: usize, len: usize, delta: u64, at: usize) -> Result<Option<RawRecord>, String> {
         if start + len > self.events.len() {
-            return Err(format!(
-                "event at +{at} of {len} bytes runs past the page data ({} bytes)",
-                self.events.len()
-            ));
+            return Err(format!("event at +{at} of {len} bytes runs past the page data ({} bytes)", self.events.len()));
         }
         self.ts = self.ts.wrapping_add(delta);
         self.pos = start + len;

@@ -113,6 +113,7 @@ pub fn devices_batch(rows: &[DeviceRow]) -> RecordBatch {
         d.push(r.btt_d);
     }
     let active: ArrayRef = Arc::new(Float64Array::from(rows.iter().map(|r| r.avg_active_at_q).collect::<Vec<_>>()));
-    let cols: Vec<ArrayRef> = vec![Arc::new(dev.finish()), first.finish(), last.finish(), mr.finish(), mw.finish(), q.finish(), d.finish(), active];
+    let cols: Vec<ArrayRef> =
+        vec![Arc::new(dev.finish()), first.finish(), last.finish(), mr.finish(), mw.finish(), q.finish(), d.finish(), active];
     RecordBatch::try_new(devices_schema(), cols).expect("blk_devices batch")
 }
