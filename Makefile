@@ -11,7 +11,9 @@ STAMP := .venv/.installed
 .PHONY: install demo test test-rust test-python bench clean
 
 $(STAMP): pyproject.toml parsers/Cargo.toml parsers/Cargo.lock $(shell find parsers/src -name '*.rs')
-	@missing=""; for p in $(APT_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	@# "dpkg -s" succeeds for a removed package whose config files remain, so ask for "installed".
+	@missing=""; for p in $(APT_PACKAGES); do \
+	  [ "$$(dpkg-query -W -f='$${db:Status-Status}' $$p 2>/dev/null)" = installed ] || missing="$$missing $$p"; done; \
 	if [ -n "$$missing" ]; then \
 	  echo "installing Debian packages:$$missing"; \
 	  export DEBIAN_FRONTEND=noninteractive; \
