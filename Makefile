@@ -5,6 +5,7 @@ SHELL := /bin/bash
 PY := .venv/bin/python
 SAMPLE := sample_traces/fio-ext4-v7-zstd.dat
 BLK_SAMPLE := sample_traces/blk-ext4-fsync
+ANALYZE_SAMPLE := sample_traces/stable-pages-ext4-v7-zstd.dat
 APT_PACKAGES := trace-cmd blktrace zstd
 STAMP := .venv/.installed
 
@@ -30,6 +31,7 @@ demo: install
 	.venv/bin/advisor ingest $(SAMPLE)
 	.venv/bin/advisor sql $(SAMPLE) "select event, count(*) as events from events group by 1 order by 2 desc limit 10"
 	.venv/bin/advisor io $(BLK_SAMPLE)
+	.venv/bin/advisor analyze $(ANALYZE_SAMPLE)
 
 test-rust:
 	cargo test --quiet --manifest-path parsers/Cargo.toml

@@ -6,7 +6,10 @@ from __future__ import annotations
 import sys
 
 import typer
+from rich.markup import escape
 
+from advisor.cli.analyze_cmd import analyze
+from advisor.cli.capture_cmd import capture
 from advisor.cli.console import err
 from advisor.cli.ingest_cmd import ingest
 from advisor.cli.io_cmd import io
@@ -23,6 +26,8 @@ app = typer.Typer(
 app.command()(ingest)
 app.command()(sql)
 app.command()(io)
+app.command()(analyze)
+app.command()(capture)
 
 INTERNAL_ERROR = 101
 
@@ -34,7 +39,7 @@ def run(argv: list[str] | None = None) -> int:
         code = app(args=argv, prog_name="advisor", standalone_mode=False)
         return code if isinstance(code, int) else 0
     except AdvisorError as e:
-        err.print(f"[red]advisor: error:[/] {e}", markup=True, highlight=False, soft_wrap=True)
+        err.print(f"[red]advisor: error:[/] {escape(str(e))}", markup=True, highlight=False, soft_wrap=True)
         return e.exit_code
     except typer.Exit as e:
         return e.exit_code

@@ -2,9 +2,13 @@
 # Capture 2: snapshot-btrfs-v7-none.dat
 # btrfs on a 4 GiB loop device with a subvolume; fio sequential buffered writer into the
 # subvolume (the snapshot-livelock seed's job, scaled down and rate-limited to 16 MB/s),
-# after ~2 s `btrfs subvolume snapshot -r`, then stop.  Uncompressed v7 with an empty
-# kallsyms (capture/tc-record-small), so the file stays under 5 MB.
-# Outside the trace: snapshot wall time (date +%s.%N around the command) and fio JSON.
+# after ~2 s a read-only snapshot made by capture/snapshot-ioctl (BTRFS_IOC_SNAP_CREATE_V2
+# issued by that process itself; the task's comm is "snapshot-ioctl"), then stop.
+# Uncompressed v7 with an empty kallsyms (capture/tc-record-small), so the file stays
+# under 5 MB; trace clock `mono`, so event timestamps compare with CLOCK_MONOTONIC.
+# Outside the trace: the ioctl's own duration (CLOCK_MONOTONIC/CLOCK_REALTIME read by
+# snapshot-ioctl just before and after the ioctl, measurements/<name>.snapshot-ioctl.json),
+# the command's wall time (date +%s.%N and bash `time` around it) and fio JSON.
 set -euo pipefail
 source "$(dirname "$(readlink -f "$0")")/lib.sh"
 NAME=snapshot-btrfs-v7-none
@@ -24,7 +28,7 @@ sync
 mapfile -t ARGS < <(
   wb_event_args "$BDI" "$DEVT"
   blk_event_args "$DEVT" block_rq_issue block_rq_complete
-  sys_event_args 'comm == "btrfs"' ioctl
+  sys_event_args 'comm == "snapshot-ioctl"' ioctl
   ev_args btrfs:extent_writepage btrfs:btrfs_transaction_commit
 )
 save_args "$NAME" "${ARGS[@]}"
@@ -38,7 +42,7 @@ FIO=\$!
 sleep $SNAP_AFTER
 TIMEFORMAT='%R'
 t0=\$(date +%s.%N)
-{ time btrfs subvolume snapshot -r "$MNT/sub" "$MNT/snap" >/dev/null ; } 2> "$M.snapshot-time.txt"
+{ time "$CAPTURE_DIR/snapshot-ioctl" "$MNT/sub" "$MNT/snap" "$M.snapshot-ioctl.json" ; } 2> "$M.snapshot-time.txt"
 t1=\$(date +%s.%N)
 echo "\$t0 \$t1" > "$M.snapshot-epoch.txt"
 sleep 0.5
@@ -46,6 +50,7 @@ kill -INT \$FIO; wait \$FIO || true
 WL
 chmod +x "$WORK/workload.sh"
 uname -a > "$M.uname.txt"
-"$TC_RECORD_SMALL" -q -b 40000 --compression none -o "$OUTDIR/$NAME.dat" "${ARGS[@]}" "$WORK/workload.sh"
+rm -f "$M.snapshot-ioctl.json"
+"$TC_RECORD_SMALL" -q -b 40000 -C mono --compression none -o "$OUTDIR/$NAME.dat" "${ARGS[@]}" "$WORK/workload.sh"
 trace_summary "$OUTDIR/$NAME.dat"
-cat "$M.snapshot-time.txt" "$M.snapshot-epoch.txt" >&2
+cat "$M.snapshot-time.txt" "$M.snapshot-epoch.txt" "$M.snapshot-ioctl.json" >&2

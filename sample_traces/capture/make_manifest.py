@@ -75,7 +75,10 @@ def dump_summary(path):
         m = re.search(r"(\S+)\s+\[Compression algorithm\]", out)
         comp = m.group(1) if m else "none"
         ks = int(re.search(r"\[Kallsyms, (\d+) bytes\]", out).group(1))
-        return version, comp, ks
+        # v7: '[buffer "", "mono" clock, ...]'; v6: '[Tracing clock]' then '[local]' on the next line
+        m = re.search(r'"(\w+)" clock', out) or re.search(r"\[Tracing clock\]\s*\[(\w+)\]", out)
+        clock = m.group(1) if m else None
+        return version, comp, ks, clock
     raise RuntimeError(f"cannot dump {path}")
 
 
@@ -168,7 +171,15 @@ def epoch_pair(path):
 
 def m_snapshot(name):
     _, w = fio_job(MEAS / f"{name}.fio.json", "write")
+    # written by capture/snapshot-ioctl: CLOCK_MONOTONIC/CLOCK_REALTIME read around the ioctl
+    io = json.loads((MEAS / f"{name}.snapshot-ioctl.json").read_text())
     return {
+        "snapshot_ioctl_ns": io["ioctl_ns"],
+        "snapshot_ioctl_mono_start_ns": io["mono_start_ns"],
+        "snapshot_ioctl_mono_end_ns": io["mono_end_ns"],
+        "snapshot_ioctl_real_start_ns": io["real_start_ns"],
+        "snapshot_ioctl_real_end_ns": io["real_end_ns"],
+        "snapshot_ioctl_cmd": io["cmd"],
         "snapshot_wall_seconds": epoch_pair(MEAS / f"{name}.snapshot-epoch.txt"),
         "snapshot_bash_time_real_seconds": float((MEAS / f"{name}.snapshot-time.txt").read_text()),
         "fio_writer_bw_kib_per_s": w["bw"],
@@ -252,7 +263,9 @@ SCRIPTS = {
 }
 
 W_FIO = "ext4 on 2 GiB loop (direct-io); fio psync 4k randwrite over a 256 MiB file, fsync every 32 writes, 8000 IOPS cap, 5 s"
-W_SNAP = "btrfs on 4 GiB loop; fio seq buffered 4k writer (libaio qd32, 16 MB/s) in subvolume; btrfs subvolume snapshot -r after 2 s"
+W_SNAP = ("btrfs on 4 GiB loop; fio seq buffered 4k writer (libaio qd32, 16 MB/s) in subvolume; after 2 s "
+          "capture/snapshot-ioctl /mnt/sub /mnt/snap OUT.json (read-only snapshot: BTRFS_IOC_SNAP_CREATE_V2 issued "
+          "by the script itself and timed with CLOCK_MONOTONIC around the ioctl); fio stopped 0.5 s later")
 W_SYNC = "xfs on 2 GiB loop; fs_mark 16 KiB files (-S 0, 12x500, CPU-throttled) with sync(1) after 1 s"
 W_DBENCH = "btrfs on 4 GiB loop; dbench 3 clients 4 s (client.txt, Flush=fsync)"
 W_STABLE = "ext4 on 1 GiB loop with stable_writes=1; fio psync 4k sequential rewrite of a 256 KiB file, sync_file_range(WRITE) every 64 writes, 8000 IOPS cap, 4 s"
@@ -604,9 +617,8 @@ def blk_entries():
         entries.append(e)
         if dat:
             path = ROOT / dat
-            ver, comp, ks = dump_summary(path)
+            ver, comp, ks, clock = dump_summary(path)
             counts, lost, markers, overrun = report_counts(path, comp)
-            clock = re.search(r'"(\w+)" clock', run(TRACE_CMD, "dump", "--summary", str(path))).group(1)
             e = {"file": dat, "kind": "trace.dat", "bytes": path.stat().st_size, "file_version": ver,
                  "compression": comp, "kallsyms_masked": ks == 0, "kallsyms_bytes": ks, "paired_with": bases[0]}
             e.update(common)
@@ -674,8 +686,9 @@ def main():
     for fname, kind, workload, paired, evname, meas in FILES:
         path = ROOT / fname
         e = {"file": fname, "kind": kind, "bytes": path.stat().st_size}
+        clock = None
         if kind == "trace.dat":
-            ver, comp, ks = dump_summary(path)
+            ver, comp, ks, clock = dump_summary(path)
             counts, lost, markers, overrun = report_counts(path, comp)
             e.update(file_version=ver, compression=comp, kallsyms_masked=(ks == 0), kallsyms_bytes=ks)
         elif kind in ("report-text", "report-raw-text"):
@@ -692,6 +705,8 @@ def main():
                  lost_events=lost, lost_event_markers=markers,
                  trace_span_seconds=counts.span(),
                  event_counts=dict(sorted(counts.counts.items(), key=lambda kv: -kv[1])))
+        if clock is not None:
+            e["trace_clock"] = clock
         if getattr(counts, "unparsed", 0):
             e["unparsed_lines"] = counts.unparsed
         e["uname_a"] = UNAME_A

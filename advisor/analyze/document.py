@@ -1,0 +1,80 @@
+"""The analysis document: kernel, capture quality, findings (the --json shape)."""
+
+from __future__ import annotations
+
+from advisor.errors import TraceFormatError
+from advisor.kernel import KernelRelease, parse_release
+from advisor.rules import SEVERITY, Rule, analyze
+
+
+def capture_facts(con) -> dict:
+    """What the capture is and how trustworthy: span, events, lost events."""
+    info = dict(con.execute("SELECT key, value FROM trace_info").fetchall())
+    events = con.execute("SELECT coalesce(sum(events), 0) FROM event_formats").fetchone()[0]
+    blk = _blk_events(con)
+    # The same total as `advisor ingest` (IngestResult.lost_events): counts the kernel stored
+    # in ftrace page headers and blktrace sequence gaps. Other data_loss rows restate them
+    # (per-CPU overrun stats, marker pages) and are listed, not added.
+    lost = con.execute(
+        "SELECT coalesce(sum(count), 0) FROM parse_stats WHERE name = 'lost_events' OR name LIKE 'blk_lost_events%'"
+    ).fetchone()[0]
+    lost_by = con.execute(
+        "SELECT name, cpu, count, description FROM parse_stats WHERE severity = 'data_loss' AND count > 0 ORDER BY name, cpu"
+    ).fetchall()
+    first, last = info.get("first_ts"), info.get("last_ts")
+    return {
+        "sources": [s for s in info.get("source_file", "").split("\n") if s],
+        "format": info.get("format"),
+        "clock": info.get("clock"),
+        "events": int(events),
+        "blk_events": int(blk),
+        "first_ts": int(first) if first else None,
+        "last_ts": int(last) if last else None,
+        "span_seconds": (int(last) - int(first)) / 1e9 if first and last else None,
+        "lost_events": int(lost),
+        "data_loss": [{"name": n, "cpu": c, "count": int(k), "description": d} for n, c, k, d in lost_by],
+        "damaged": info.get("partial") == "true",
+        "kernel_release": info.get("kernel_release") or None,
+    }
+
+
+def _blk_events(con) -> int:
+    has = con.execute(
+        "SELECT count(*) FROM information_schema.tables WHERE table_schema = 'raw' AND table_name = 'blk_events'"
+    ).fetchone()[0]
+    return con.execute("SELECT count(*) FROM raw.blk_events").fetchone()[0] if has else 0
+
+
+def kernel_of(capture: dict, override: KernelRelease | None) -> tuple[KernelRelease | None, str]:
+    if override is not None:
+        return override, "--kernel"
+    text = capture.get("kernel_release")
+    if not text:
+        return None, "unknown (the capture does not record it: pass --kernel)"
+    return parse_release(text), "capture (uname)"
+
+
+def diagnose(con, rules: list[Rule], kernel: KernelRelease | None, label: str) -> dict:
+    capture = capture_facts(con)
+    if capture["events"] == 0 and capture["blk_events"] == 0:
+        raise TraceFormatError(f"{label}: the capture has no events to analyze")
+    release, origin = kernel_of(capture, kernel)
+    findings = analyze(con, rules, release)
+    blk_only = capture["events"] == 0
+    doc = {
+        "kernel": {"release": str(release) if release else None, "from": origin,
+                   "vendor": release.vendor if release else None,
+                   "may_carry_backports": release.may_carry_backports if release else None},
+        "capture": capture,
+        "findings": [],
+    }
+    for f in findings:
+        d = f.as_dict()
+        if blk_only and f.rule.blktrace:
+            d["message"] += f" {f.rule.blktrace}"
+        doc["findings"].append(d)
+    return doc
+
+
+def worst(doc: dict) -> int:
+    return max((SEVERITY[f["verdict"]] for f in doc["findings"]), default=0)

@@ -1,0 +1,1 @@
+"""Capture recipes: the trace-cmd / blktrace commands that record what rules need."""

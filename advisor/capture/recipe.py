@@ -1,0 +1,76 @@
+"""The commands that record what a set of rules needs.
+
+Event names differ between kernels (`writeback_dirty_page` before 5.16,
+`writeback_dirty_folio` from 5.16). When the local tracefs is readable, each
+role is recorded under the name this kernel has; otherwise under the newest
+name, which is what a current kernel needs.
+"""
+
+from __future__ import annotations
+
+import shlex
+from pathlib import Path
+
+from advisor.rules.model import Rule
+
+TRACEFS_ROOTS = (Path("/sys/kernel/tracing"), Path("/sys/kernel/debug/tracing"))
+# Per-CPU ring buffer, KiB. trace-cmd's reader drains it continuously to disk, so it
+# must absorb only the bursts between reads: page-granular writeback events arrive at
+# ~1-3 M/s under a fast writer (about 40-60 bytes each), so 64 MiB covers tens of
+# seconds of a reader falling behind. Lost events are still reported by `advisor ingest`.
+DEFAULT_BUFFER_KB = 65536
+# blktrace: 512 KiB sub-buffers x 16 per CPU, for the same reason (default 512 KiB x 4 drops under load).
+BLKTRACE_BUFFER_ARGS = ("-b", "512", "-n", "16")
+
+
+def tracefs_root() -> Path | None:
+    for root in TRACEFS_ROOTS:
+        if (root / "events").is_dir():
+            return root
+    return None
+
+
+def available_events(root: Path | None = None) -> set[str] | None:
+    """Every "system:event" the running kernel offers, or None when tracefs is not readable."""
+    root = root or tracefs_root()
+    if root is None:
+        return None
+    try:
+        return {f"{s.name}:{e.name}" for s in (root / "events").iterdir() if s.is_dir() for e in s.iterdir() if e.is_dir()}
+    except OSError:
+        return None
+
+
+def event_args(rules: list[Rule], available: set[str] | None = None) -> list[tuple[str, str | None]]:
+    """(system:event, filter) pairs, each event once, in rule order."""
+    out: dict[str, str | None] = {}
+    for rule in rules:
+        for role in rule.events:
+            names = [n for n in role.names if available is None or n in available] or [role.names[0]]
+            out.setdefault(names[0], role.filter)
+        for span in rule.spans:
+            for sc in span.syscalls:
+                for side in ("enter", "exit"):
+                    name = f"syscalls:sys_{side}_{sc}"
+                    if available is None or name in available:
+                        out.setdefault(name, span.capture_filter if side == "enter" else None)
+    return list(out.items())
+
+
+def record_argv(rules: list[Rule], duration: float = 30, output: str = "writeback.dat", buffer_kb: int = DEFAULT_BUFFER_KB,
+                available: set[str] | None = None) -> list[str]:
+    argv = ["trace-cmd", "record", "-b", str(buffer_kb), "-o", output]
+    for name, flt in event_args(rules, available):
+        argv += ["-e", name]
+        if flt:
+            argv += ["-f", flt]
+    return argv + ["sleep", f"{duration:g}"]
+
+
+def blktrace_argv(device: str, duration: float = 30, outdir: str = "blktrace") -> list[str]:
+    return ["blktrace", "-d", device, "-w", f"{int(max(1, round(duration)))}", *BLKTRACE_BUFFER_ARGS, "-D", outdir]
+
+
+def record_command(rules: list[Rule], duration: float = 30, output: str = "writeback.dat") -> str:
+    """One shell line, for messages (e.g. an insufficient-data finding)."""
+    return shlex.join(record_argv(rules, duration, output))

@@ -1,0 +1,48 @@
+"""`advisor analyze`: which documented writeback problem a capture shows, with evidence."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import List, Optional
+
+import typer
+
+from advisor.analyze import diagnose
+from advisor.analyze.document import worst
+from advisor.analyze.report import render
+from advisor.cli.console import print_json
+from advisor.cli.sql_cmd import resolve_stores
+from advisor.errors import UsageError
+from advisor.kernel import parse_release
+from advisor.rules import SEVERITY, load_rules
+from advisor.store import open_store
+
+FAIL_ON = ("affected", "at-risk")
+
+
+def analyze(
+    traces: List[Path] = typer.Argument(..., help="The incident's captures: trace.dat, ftrace text, blktrace data (or one store)."),
+    kernel: Optional[str] = typer.Option(None, "--kernel", "-k", help="Kernel release to judge against, e.g. 5.10.7 or 5.10.0-28-amd64 (default: the capture's uname)."),
+    rule: Optional[List[str]] = typer.Option(None, "--rule", "-r", help="Only these rule ids (repeatable); default all."),
+    json_out: bool = typer.Option(False, "--json", help="The analysis as JSON on stdout."),
+    fail_on: Optional[str] = typer.Option(None, "--fail-on", help="Exit 1 when a finding is at or above this level: affected or at-risk."),
+    rules_dir: Optional[Path] = typer.Option(None, "--rules-dir", help="Rule files to use instead of the bundled rules/."),
+) -> None:
+    """Match a capture against the documented writeback problems: verdict, evidence, recommendation per rule.
+
+    Example: advisor analyze sample_traces/sync-xfs-v6.dat --kernel 3.10.0
+    """
+    if fail_on is not None and fail_on not in FAIL_ON:
+        raise UsageError(f"--fail-on must be one of {', '.join(FAIL_ON)}, not {fail_on!r}")
+    release = parse_release(kernel) if kernel is not None else None
+    rules = load_rules(rules_dir, list(rule) if rule else None)
+    store = resolve_stores(traces)
+    label = str(traces[0]) if len(traces) == 1 else f"{len(traces)} inputs"
+    with open_store(store) as con:
+        doc = diagnose(con, rules, release, label)
+    if json_out:
+        print_json(doc)
+    else:
+        render(doc)
+    if fail_on is not None and worst(doc) >= SEVERITY[fail_on]:
+        raise typer.Exit(1)

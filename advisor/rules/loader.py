@@ -1,0 +1,218 @@
+"""Read and check rule files (rules/<id>.toml).
+
+A mistake in a rule file is reported with the file and the key, once, at load
+time, so that a broken rule never turns into a silent verdict.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import tomllib
+from pathlib import Path
+
+from advisor.errors import UsageError
+from advisor.kernel import AffectedRange, StableFix, VendorFix, upstream
+from advisor.rules.model import (
+    OPERATORS,
+    VERDICTS,
+    Commit,
+    Condition,
+    EventRole,
+    Evidence,
+    Metric,
+    Rule,
+    Setting,
+    Span,
+    Threshold,
+)
+
+ID_RE = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
+EVENT_RE = re.compile(r"^[a-z0-9_]+:[a-z0-9_]+$")
+
+
+class RuleFileError(UsageError):
+    """A rule file that does not follow the format."""
+
+
+def rules_dir() -> Path:
+    """rules/ next to the package (a source checkout), or $WRITEBACK_ADVISOR_RULES."""
+    env = os.environ.get("WRITEBACK_ADVISOR_RULES")
+    return Path(env) if env else Path(__file__).resolve().parents[2] / "rules"
+
+
+def load_rules(directory: Path | None = None, only: list[str] | None = None) -> list[Rule]:
+    """Every rule of the directory, in file-name order; `only` picks ids (unknown → error)."""
+    directory = directory or rules_dir()
+    files = sorted(directory.glob("*.toml"))
+    if not files:
+        raise RuleFileError(f"{directory}: no rule files (*.toml)")
+    rules = [load_rule(f) for f in files]
+    if not only or only == ["all"]:
+        return rules
+    by_id = {r.id: r for r in rules}
+    unknown = [i for i in only if i not in by_id]
+    if unknown:
+        raise UsageError(f"unknown rule id {unknown[0]!r}: known rules are {', '.join(sorted(by_id))}")
+    return [by_id[i] for i in only]
+
+
+def load_rule(path: Path) -> Rule:
+    try:
+        doc = tomllib.loads(path.read_text())
+    except (OSError, tomllib.TOMLDecodeError, UnicodeDecodeError) as e:
+        raise RuleFileError(f"{path}: {e}") from None
+    return _Reader(path, doc).rule()
+
+
+class _Reader:
+    def __init__(self, path: Path, doc: dict):
+        self.path, self.doc = path, doc
+
+    def fail(self, key: str, what: str):
+        raise RuleFileError(f"{self.path}: [{key}] {what}")
+
+    def get(self, table: dict, key: str, kind: type, where: str, default=None):
+        value = table.get(key, default)
+        if value is None:
+            self.fail(where, f"missing {key!r}")
+        if kind is float and isinstance(value, int) and not isinstance(value, bool):
+            value = float(value)
+        if not isinstance(value, kind):
+            self.fail(where, f"{key!r} must be a {kind.__name__}")
+        return value
+
+    def rule(self) -> Rule:
+        d = self.doc
+        rid = self.get(d, "id", str, "top")
+        if not ID_RE.match(rid) or rid != self.path.stem:
+            self.fail("top", f"id {rid!r} must be a lower-case slug equal to the file name")
+        thresholds = self.thresholds()
+        metrics = tuple(
+            Metric(name, self.get(m, "unit", str, f"metrics.{name}"), self.get(m, "text", str, f"metrics.{name}"))
+            for name, m in self.get(d, "metrics", dict, "top").items()
+        )
+        verdict = self.get(d, "verdict", dict, "top")
+        rec = self.get(d, "recommendation", dict, "top")
+        rule = Rule(
+            id=rid,
+            title=self.get(d, "title", str, "top"),
+            summary=self.get(d, "summary", str, "top"),
+            source_file=str(self.path),
+            fix=self.commits("fix"),
+            regressing=self.commits("regressing", optional=True),
+            kernel=self.kernel(),
+            filesystems=tuple(d.get("filesystems", [])),
+            events=self.events(),
+            spans=self.spans(),
+            metrics=metrics,
+            metric_sql=tuple(self.get(q, "sql", str, "queries") for q in self.get(d, "queries", list, "top")),
+            thresholds=thresholds,
+            pattern=self.conditions(verdict, "pattern", thresholds, metrics),
+            signature=self.conditions(verdict, "signature", thresholds, metrics),
+            messages=self.messages(),
+            upgrade=self.get(rec, "upgrade", str, "recommendation"),
+            settings=tuple(
+                Setting(**{k: self.get(s, k, str, "recommendation.settings") for k in ("setting", "value", "reason", "risk")})
+                for s in rec.get("settings", [])
+            ),
+            other_causes=self.get(rec, "other_causes", str, "recommendation"),
+            evidence=tuple(
+                Evidence(self.get(e, "title", str, "evidence"), self.get(e, "sql", str, "evidence"), int(e.get("limit", 10)))
+                for e in d.get("evidence", [])
+            ),
+            references=tuple(d.get("references", [])),
+            blktrace=d.get("blktrace", ""),
+        )
+        return rule
+
+    def commits(self, key: str, optional: bool = False) -> tuple[Commit, ...]:
+        items = self.doc.get(key, [])
+        if not items and not optional:
+            self.fail(key, "at least one commit is needed")
+        out = []
+        for c in items:
+            sha = self.get(c, "commit", str, key)
+            if not re.fullmatch(r"[0-9a-f]{12,40}", sha):
+                self.fail(key, f"commit {sha!r} is not a hex SHA")
+            out.append(Commit(sha, self.get(c, "subject", str, key), c.get("mainline"), self.get(c, "source", str, key)))
+        return tuple(out)
+
+    def kernel(self) -> AffectedRange:
+        k = self.get(self.doc, "kernel", dict, "top")
+        try:
+            for v in (k.get("introduced_in"), k["fixed_in"], *(s["fixed_in"] for s in k.get("stable", []))):
+                if v is not None:
+                    upstream(v)
+            return AffectedRange(
+                introduced_in=k.get("introduced_in"),
+                fixed_in=k["fixed_in"],
+                stable=tuple(
+                    StableFix(s["series"], s["fixed_in"], s["source"], s.get("confidence", "confirmed")) for s in k.get("stable", [])
+                ),
+                vendor=tuple(
+                    VendorFix(v["vendor"], v["series"], v["fixed_build"], v["source"], v.get("confidence", "confirmed"))
+                    for v in k.get("vendor", [])
+                ),
+            )
+        except (KeyError, ValueError) as e:
+            self.fail("kernel", f"bad or missing value: {e}")
+
+    def events(self) -> tuple[EventRole, ...]:
+        out = []
+        for role, e in self.doc.get("events", {}).items():
+            names = tuple(self.get(e, "names", list, f"events.{role}"))
+            bad = [n for n in names if not EVENT_RE.match(n)]
+            if not names or bad:
+                self.fail(f"events.{role}", f"names must be system:event, got {bad or names}")
+            columns = tuple((str(k), str(v)) for k, v in e.get("columns", {}).items())
+            out.append(EventRole(role, names, bool(e.get("required", True)), self.get(e, "why", str, f"events.{role}"), e.get("filter"), columns))
+        return tuple(out)
+
+    def spans(self) -> tuple[Span, ...]:
+        out = []
+        for name, s in self.doc.get("spans", {}).items():
+            out.append(
+                Span(
+                    name,
+                    tuple(self.get(s, "syscalls", list, f"spans.{name}")),
+                    s.get("where"),
+                    bool(s.get("required", True)),
+                    self.get(s, "why", str, f"spans.{name}"),
+                    s.get("filter"),
+                )
+            )
+        return tuple(out)
+
+    def thresholds(self) -> dict[str, Threshold]:
+        out = {}
+        for name, t in self.doc.get("thresholds", {}).items():
+            out[name] = Threshold(name, self.get(t, "value", float, f"thresholds.{name}"), self.get(t, "text", str, f"thresholds.{name}"))
+        return out
+
+    def conditions(self, verdict: dict, key: str, thresholds: dict, metrics: tuple[Metric, ...]) -> tuple[Condition, ...]:
+        names = {m.name for m in metrics}
+        out = []
+        for item in self.get(verdict, key, list, "verdict"):
+            if not (isinstance(item, list) and len(item) == 3):
+                self.fail(f"verdict.{key}", f"each condition is [metric, operator, threshold], got {item!r}")
+            metric, op, ref = item
+            if metric not in names:
+                self.fail(f"verdict.{key}", f"unknown metric {metric!r} (declare it under [metrics])")
+            if op not in OPERATORS:
+                self.fail(f"verdict.{key}", f"operator {op!r} is not one of {' '.join(OPERATORS)}")
+            if isinstance(ref, str) and ref not in thresholds:
+                self.fail(f"verdict.{key}", f"unknown threshold {ref!r}")
+            out.append(Condition(metric, op, ref if isinstance(ref, str) else float(ref)))
+        return tuple(out)
+
+    def messages(self) -> dict[str, str]:
+        msgs = self.get(self.doc, "messages", dict, "top")
+        for verdict in msgs:
+            # "not-exercised": optional wording of not-affected when the workload pattern is absent.
+            if verdict not in VERDICTS and verdict != "not-exercised":
+                self.fail("messages", f"{verdict!r} is not a verdict ({', '.join(VERDICTS)})")
+        for verdict in ("affected", "at-risk", "not-affected", "signature-without-known-bug"):
+            if verdict not in msgs:
+                self.fail("messages", f"missing the {verdict!r} message")
+        return dict(msgs)

@@ -1,0 +1,149 @@
+"""`advisor analyze` on the real sample captures: verdicts that follow from the
+capture's kernel (6.18, every fix present) and from what happened, metrics that
+agree with what was measured outside the trace, the JSON contract, exit codes."""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+import pytest
+
+from tests.conftest import SAMPLES
+from tests.helpers import advisor as run_cli, one_line_error
+
+MEAS = SAMPLES / "measurements"
+
+
+def analyze(*args) -> tuple[int, dict | None, str]:
+    r = run_cli("analyze", *args, "--json")
+    return r.code, (json.loads(r.out) if r.out.strip() else None), r.err
+
+
+def findings(*args) -> dict:
+    code, doc, err = analyze(*args)
+    assert code == 0, err
+    return {f["rule"]: f for f in doc["findings"]}
+
+
+@pytest.mark.parametrize(
+    "sample, expected",
+    [
+        ("sync-xfs-v6.dat", {"sync-flusher-stall": "not-affected", "stable-page-wait": "insufficient-data"}),
+        ("snapshot-btrfs-v7-none.dat", {"btrfs-snapshot-livelock": "not-affected", "sync-flusher-stall": "insufficient-data"}),
+        ("stable-pages-ext4-v7-zstd.dat", {"stable-page-wait": "signature-without-known-bug"}),
+        ("dbench-btrfs-v7-zstd.dat", {"btrfs-full-fsync-fallback": "not-affected", "btrfs-delalloc-overflush": "insufficient-data"}),
+        ("fio-ext4-v7-zstd.dat", {"stable-page-wait": "not-affected", "btrfs-snapshot-livelock": "insufficient-data"}),
+    ],
+)
+def test_sample_verdicts_on_their_own_kernel(sample, expected):
+    got = findings(str(SAMPLES / sample))
+    assert set(got) == {"btrfs-snapshot-livelock", "sync-flusher-stall", "stable-page-wait", "btrfs-full-fsync-fallback", "btrfs-delalloc-overflush"}
+    for rule, verdict in expected.items():
+        assert got[rule]["verdict"] == verdict, got[rule]["message"]
+
+
+@pytest.mark.parametrize(
+    "sample, rule, kernel, verdict",
+    [
+        ("sync-xfs-v6.dat", "sync-flusher-stall", "3.10.108", "at-risk"),  # a sync through the flusher, 0.11 s: no stall yet
+        ("snapshot-btrfs-v7-none.dat", "btrfs-snapshot-livelock", "4.20.7", "at-risk"),  # snapshot under a writer, short
+        ("stable-pages-ext4-v7-zstd.dat", "stable-page-wait", "3.8.13", "affected"),
+        ("dbench-btrfs-v7-zstd.dat", "btrfs-full-fsync-fallback", "5.8.18", "at-risk"),  # fsync-heavy, no reclaim
+        ("snapshot-btrfs-v7-none.dat", "btrfs-snapshot-livelock", "4.19.0-26-amd64", "at-risk"),  # Debian hides the point
+    ],
+)
+def test_same_captures_judged_against_an_affected_kernel(sample, rule, kernel, verdict):
+    f = findings(str(SAMPLES / sample), "--kernel", kernel, "--rule", rule)[rule]
+    assert f["verdict"] == verdict, f["message"]
+    assert f["recommendation"]["upgrade"]
+
+
+def within(measured: float, outside: float, tolerance: float = 0.05) -> bool:
+    return abs(measured - outside) <= tolerance * outside
+
+
+def test_sync_seconds_agree_with_time_sync():
+    f = findings(str(SAMPLES / "sync-xfs-v6.dat"), "-r", "sync-flusher-stall")["sync-flusher-stall"]
+    outside = float((MEAS / "sync-xfs-v6.sync-time.txt").read_text())  # bash `time sync`, real
+    assert within(f["metrics"]["sync_seconds"], outside), (f["metrics"]["sync_seconds"], outside)
+    assert f["metrics"]["inodes_written_during_sync"] > 4000
+
+
+def test_snapshot_seconds_agree_with_the_timed_ioctl():
+    f = findings(str(SAMPLES / "snapshot-btrfs-v7-none.dat"), "-r", "btrfs-snapshot-livelock")["btrfs-snapshot-livelock"]
+    outside = json.loads((MEAS / "snapshot-btrfs-v7-none.snapshot-ioctl.json").read_text())["ioctl_ns"] / 1e9
+    assert within(f["metrics"]["snapshot_seconds"], outside), (f["metrics"]["snapshot_seconds"], outside)
+    assert f["metrics"]["written_during_snapshot_bytes"] > 0
+
+
+def test_write_stall_max_agrees_with_fio():
+    f = findings(str(SAMPLES / "stable-pages-ext4-v7-zstd.dat"), "-r", "stable-page-wait")["stable-page-wait"]
+    fio = json.loads((MEAS / "stable-pages-ext4-v7-zstd.fio.json").read_text())["jobs"][0]["write"]
+    assert within(f["metrics"]["write_stall_max_ms"], fio["clat_ns"]["max"] / 1e6)
+    assert f["metrics"]["write_count"] == fio["total_ios"]
+
+
+def test_fsync_latency_agrees_with_dbench():
+    f = findings(str(SAMPLES / "dbench-btrfs-v7-zstd.dat"), "-r", "btrfs-full-fsync-fallback")["btrfs-full-fsync-fallback"]
+    line = next(l for l in (MEAS / "dbench-btrfs-v7-zstd.dbench.txt").read_text().splitlines() if l.strip().startswith("Flush"))
+    _, count, avg_ms, max_ms = line.split()
+    assert f["metrics"]["fsync_count"] == int(count)
+    assert within(f["metrics"]["fsync_mean_ms"], float(avg_ms))
+    assert within(f["metrics"]["fsync_max_ms"], float(max_ms))
+
+
+def test_json_contract_and_insufficient_data_names_the_command():
+    code, doc, _ = analyze(str(SAMPLES / "fio-ext4-v7-zstd.dat"))
+    assert set(doc) >= {"kernel", "capture", "findings"}
+    assert doc["kernel"]["release"] == "6.18.44-fc-v669"
+    assert doc["capture"]["lost_events"] == 0 and doc["capture"]["span_seconds"] > 5
+    snap = next(f for f in doc["findings"] if f["rule"] == "btrfs-snapshot-livelock")
+    assert snap["verdict"] == "insufficient-data"
+    assert "syscalls:sys_enter_ioctl" in snap["capture_command"] and "btrfs:extent_writepage" in snap["capture_command"]
+    for f in doc["findings"]:
+        assert set(f) >= {"rule", "verdict", "metrics", "evidence", "recommendation"}
+
+
+def test_lost_events_are_reported():
+    _, doc, _ = analyze(str(SAMPLES / "lost-events-v7-zstd.dat"))
+    assert doc["capture"]["lost_events"] == 53347
+
+
+def test_fail_on_sets_exit_code_1():
+    args = (str(SAMPLES / "stable-pages-ext4-v7-zstd.dat"), "--kernel", "3.8.13", "-r", "stable-page-wait")
+    assert analyze(*args, "--fail-on", "affected")[0] == 1
+    assert analyze(*args, "--fail-on", "at-risk")[0] == 1
+    assert analyze(str(SAMPLES / "stable-pages-ext4-v7-zstd.dat"), "--fail-on", "affected")[0] == 0
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["--rule", "no-such-rule"], "unknown rule id 'no-such-rule'"),
+        (["--kernel", "banana"], "malformed kernel release 'banana'"),
+        (["--fail-on", "sometimes"], "--fail-on must be one of"),
+    ],
+)
+def test_bad_usage_is_one_line_and_exit_2(args, message):
+    assert message in one_line_error(run_cli("analyze", str(SAMPLES / "sync-xfs-v6.dat"), *args))
+
+
+def test_a_trace_with_no_events(tmp_path):
+    empty = tmp_path / "empty.txt"
+    empty.write_text("cpus=2\n")
+    assert "no events" in one_line_error(run_cli("analyze", str(empty)))
+
+
+def test_a_sixth_rule_needs_no_engine_change(tmp_path):
+    """Copy a rule under a new id, change its threshold: the engine runs it like the others."""
+    src = (SAMPLES.parent / "rules" / "stable-page-wait.toml").read_text()
+    new = src.replace('id = "stable-page-wait"', 'id = "slow-stable-writes"').replace("value = 1.0\ntext = \"a buffered", "value = 50.0\ntext = \"a buffered")
+    rules = tmp_path / "rules"
+    rules.mkdir()
+    (rules / "slow-stable-writes.toml").write_text(new)
+    shutil.copy(SAMPLES.parent / "rules" / "sync-flusher-stall.toml", rules)
+    code, doc, err = analyze(str(SAMPLES / "stable-pages-ext4-v7-zstd.dat"), "--rules-dir", str(rules))
+    assert code == 0, err
+    got = {f["rule"]: f["verdict"] for f in doc["findings"]}
+    assert got == {"slow-stable-writes": "not-affected", "sync-flusher-stall": "insufficient-data"}
