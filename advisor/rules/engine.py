@@ -144,9 +144,9 @@ def _message(rule: Rule, verdict: str, metrics: dict, status: KernelStatus, miss
     if status.status == "unknown" and verdict == "at-risk":
         # The affected-kernel wording would claim a verdict the version cannot support:
         # state what the capture shows (the neutral template names the numbers and the reason).
-        lead = "The problem's signature is in this capture" if all(c.holds for c in signature) else "The workload pattern this problem needs is in this capture"
+        lead = "The problem's signature is in this capture" if _holds(signature) else "The workload pattern this problem needs is in this capture"
         return f"{lead}, but whether it is the known bug depends on the kernel. " + _format(rule, "not-affected", values)
-    exercised = all(c.holds for c in signature) or all(c.holds for c in pattern)
+    exercised = _holds(signature) or _holds(pattern)
     if verdict == "not-affected" and not exercised and "not-exercised" in rule.messages:
         return _format(rule, "not-exercised", values)
     text = _format(rule, verdict, values)
@@ -154,6 +154,11 @@ def _message(rule: Rule, verdict: str, metrics: dict, status: KernelStatus, miss
         text += (" The workload has the pattern this bug needs: on an affected kernel it would have been at risk."
                  if exercised else "")
     return text
+
+
+def _holds(checks) -> bool:
+    """All conditions hold, and there is at least one (as in verdict.decide)."""
+    return bool(checks) and all(c.holds for c in checks)
 
 
 def _format(rule: Rule, verdict: str, values: dict) -> str:
