@@ -5,6 +5,7 @@ from __future__ import annotations
 from advisor.errors import TraceFormatError
 from advisor.kernel import KernelRelease, parse_release
 from advisor.rules import SEVERITY, Rule, analyze
+from advisor.store import blk_views
 
 
 def capture_facts(con) -> dict:
@@ -39,10 +40,7 @@ def capture_facts(con) -> dict:
 
 
 def _blk_events(con) -> int:
-    has = con.execute(
-        "SELECT count(*) FROM information_schema.tables WHERE table_schema = 'raw' AND table_name = 'blk_events'"
-    ).fetchone()[0]
-    return con.execute("SELECT count(*) FROM raw.blk_events").fetchone()[0] if has else 0
+    return con.execute("SELECT count(*) FROM raw.blk_events").fetchone()[0] if blk_views.has_blk(con) else 0
 
 
 def kernel_of(capture: dict, override: KernelRelease | None) -> tuple[KernelRelease | None, str]:

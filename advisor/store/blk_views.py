@@ -88,5 +88,14 @@ ACTION_COUNTS = (
 RAW_TABLES = ("blk_events", "blk_details", "io_requests", "io_phases")
 
 
+def has_blk(con) -> bool:
+    """Does the store hold blktrace data? (ftrace-only stores have no raw.blk_events.)"""
+    return bool(
+        con.execute(
+            "SELECT count(*) FROM information_schema.tables WHERE table_schema = 'raw' AND table_name = 'blk_events'"
+        ).fetchone()[0]
+    )
+
+
 def create(con) -> None:
     con.execute(MACROS + VIEWS)

@@ -54,10 +54,7 @@ def load_result(traces: list[Path], store: Path, digest: str) -> IngestResult:
         info = dict(con.execute("SELECT key, value FROM trace_info").fetchall())
         stats = [tuple(r) for r in con.execute("SELECT * FROM parse_stats").fetchall()]
         counts = dict(con.execute("SELECT table_name, events FROM event_formats WHERE events > 0").fetchall())
-        has_blk = con.execute(
-            "SELECT count(*) FROM information_schema.tables WHERE table_schema = 'raw' AND table_name = 'blk_events'"
-        ).fetchone()[0]
-        blk = {a: int(n) for a, n in con.execute(blk_views.ACTION_COUNTS).fetchall()} if has_blk else {}
+        blk = {a: int(n) for a, n in con.execute(blk_views.ACTION_COUNTS).fetchall()} if blk_views.has_blk(con) else {}
     return IngestResult(
         traces=traces,
         store=store,
