@@ -13,6 +13,7 @@ from advisor.cli.capture_cmd import capture
 from advisor.cli.console import err
 from advisor.cli.ingest_cmd import ingest
 from advisor.cli.io_cmd import io
+from advisor.cli.replay_cmd import replay
 from advisor.cli.sql_cmd import sql
 from advisor.errors import AdvisorError
 
@@ -28,6 +29,7 @@ app.command()(sql)
 app.command()(io)
 app.command()(analyze)
 app.command()(capture)
+app.command()(replay)
 
 INTERNAL_ERROR = 101
 

@@ -58,15 +58,16 @@ class Context:
 def prepare(con, rule: Rule, present: Present | None = None) -> Context:
     present = present or Present.of(con)
     ctx = Context()
-    _macros(con)
+    create_macros(con)
     for role in rule.events:
         _role_view(con, role, present, ctx)
     for span in rule.spans:
-        _span_view(con, span, present, ctx)
+        span_view(con, span, present, ctx)
     return ctx
 
 
-def _macros(con) -> None:
+def create_macros(con) -> None:
+    """page_bytes() and sym(event, field, value), for rule and replay SQL."""
     con.execute(
         "CREATE OR REPLACE TEMP MACRO page_bytes() AS "
         "(SELECT coalesce(max(TRY_CAST(value AS BIGINT)), 4096) FROM trace_info WHERE key = 'page_size')"
@@ -118,7 +119,7 @@ def _role_view(con, role: EventRole, present: Present, ctx: Context) -> None:
     con.execute(f"CREATE OR REPLACE TEMP VIEW {view} AS {body}")
 
 
-def _span_view(con, span: Span, present: Present, ctx: Context) -> None:
+def span_view(con, span: Span, present: Present, ctx: Context) -> None:
     """`<name>_spans`: one row per syscall enter, paired with its exit.
 
     The exit is the first sys_exit of the same pid and syscall at or after the

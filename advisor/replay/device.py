@@ -1,0 +1,181 @@
+"""The device model the policies write to: bandwidth, per-request latency, queue depth.
+
+Fitted from the capture's block layer when it has one (trace.dat `block_rq_issue` /
+`block_rq_complete`, or blktrace's `io_requests`), otherwise a named preset or the
+workload description's figures; `source` says which, so every replay states it.
+
+The model is a FIFO server: a write of `n` bytes submitted at `t` completes at
+`max(t, free) + n / bandwidth + latency`, where `free` is when the device finished its
+previous transfer. `latency` is the fixed part of one request (what a 4 KiB write at
+queue depth 1 costs beyond its transfer); `queue_depth` is how many requests overlap
+(Little's law over the capture: busy-time-weighted requests in flight), which is what
+lets a batch of small writes finish in n*latency/queue_depth rather than n*latency.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+
+import numpy as np
+
+from advisor.store import blk_views
+
+# Datasheet-class figures for devices a description can name. They are assumptions,
+# stated wherever they are used; a capture's own block events always take precedence.
+PRESETS = {
+    # SATA SSD: ~500 MB/s sequential write, ~50 us 4 KiB write at QD1, NCQ depth 32.
+    "ssd": dict(bandwidth=500e6, latency_ns=50_000, queue_depth=32.0),
+    # NVMe SSD: ~2 GB/s sustained write, ~20 us 4 KiB write at QD1, deep queues.
+    "nvme": dict(bandwidth=2000e6, latency_ns=20_000, queue_depth=128.0),
+    # 2.5" laptop hard disk: ~80 MB/s streaming, ~12 ms average seek + rotation, one head.
+    "hdd": dict(bandwidth=80e6, latency_ns=12_000_000, queue_depth=1.0),
+}
+
+
+@dataclass(frozen=True)
+class Device:
+    name: str
+    bandwidth: float  # bytes per second the device writes while busy
+    latency_ns: int  # fixed cost of one request
+    queue_depth: float  # requests the device overlaps
+    source: str  # where the figures come from
+    requests: int = 0  # write requests the fit saw
+    latency_samples_ns: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64), repr=False)
+    stable_writes: bool | None = None  # does the device need stable pages (None: unknown)
+    median_request_bytes: float = 0.0
+    flush_ns: int = 0  # a cache flush (REQ_PREFLUSH / FUA) as the capture saw it; 0: included in latency
+
+    def transfer_ns(self, nbytes: float) -> float:
+        return nbytes * 1e9 / self.bandwidth
+
+    def batch_ns(self, requests: int, nbytes: float) -> float:
+        """Submit `requests` writes of `nbytes` in total at once, wait for all of them."""
+        overlap = max(1.0, min(self.queue_depth, float(requests)))
+        return max(self.transfer_ns(nbytes), requests * self.latency_ns / overlap) + self.latency_ns
+
+    def serial_ns(self, requests: int, nbytes: float) -> float:
+        """The same writes submitted one at a time, each waited for before the next."""
+        return self.transfer_ns(nbytes) + requests * self.latency_ns
+
+    def service_times_ns(self, nbytes: np.ndarray, seed: int = 0) -> np.ndarray:
+        """Submission to completion of each of these requests (bytes), in submission order.
+
+        With the capture's own request latencies, each request takes one of them (a fixed
+        permutation of the empirical quantiles, so the capture's tail, up to its slowest
+        request, is replayed, not averaged away) plus the transfer of any bytes beyond
+        the capture's median request. Without, latency + transfer."""
+        nbytes = np.asarray(nbytes, dtype=np.float64)
+        samples = self.latency_samples_ns
+        if not len(samples):
+            return self.latency_ns + nbytes * 1e9 / self.bandwidth
+        n = len(nbytes)
+        q = (np.random.default_rng(seed).permutation(n) + 0.5) / n
+        drawn = np.quantile(samples, q)
+        extra = np.maximum(0.0, nbytes - self.median_request_bytes) * 1e9 / self.bandwidth
+        return drawn + extra
+
+    def as_dict(self) -> dict:
+        return {
+            "name": self.name,
+            "bandwidth_mb_s": round(self.bandwidth / 1e6, 3),
+            "latency_ms": round(self.latency_ns / 1e6, 4),
+            "queue_depth": round(self.queue_depth, 2),
+            "write_requests": self.requests,
+            "stable_writes": self.stable_writes,
+            "source": self.source,
+        }
+
+
+def preset(name: str, **overrides) -> Device:
+    if name not in PRESETS:
+        raise KeyError(name)
+    figures = {**PRESETS[name], **{k: v for k, v in overrides.items() if v is not None}}
+    return Device(name=name, source=f"preset '{name}' (datasheet-class figures, an assumption)", **figures)
+
+
+_TRACE_REQUESTS = """
+WITH i AS (SELECT ts, dev, sector, nr_sector FROM block_rq_issue WHERE rwbs LIKE '%W%' AND nr_sector > 0),
+     c AS (SELECT ts, dev, sector FROM block_rq_complete WHERE rwbs LIKE '%W%')
+SELECT i.ts AS start_ts, c.ts AS end_ts, CAST(i.nr_sector AS BIGINT) * 512 AS bytes
+FROM i ASOF JOIN c ON c.dev = i.dev AND c.sector = i.sector AND c.ts >= i.ts
+ORDER BY i.ts
+"""
+_BLKTRACE_REQUESTS = """
+SELECT d_ts AS start_ts, c_ts AS end_ts, CAST(bytes AS BIGINT) AS bytes
+FROM io_requests WHERE write AND d_ts IS NOT NULL AND c_ts IS NOT NULL AND bytes > 0 AND NOT remapper
+ORDER BY d_ts
+"""
+
+
+def _has_table(con, name: str) -> bool:
+    return con.execute("SELECT count(*) FROM duckdb_views() WHERE view_name = ?", [name]).fetchone()[0] > 0
+
+
+def fit(con) -> Device | None:
+    """The device as the capture saw it, or None without write requests in the capture."""
+    if blk_views.has_blk(con):
+        rows, source = con.execute(_BLKTRACE_REQUESTS).fetchnumpy(), "blktrace D->C"
+    elif _has_table(con, "block_rq_issue") and _has_table(con, "block_rq_complete"):
+        rows, source = con.execute(_TRACE_REQUESTS).fetchnumpy(), "block_rq_issue->block_rq_complete"
+    else:
+        return None
+    start, end = np.asarray(rows["start_ts"], dtype=np.int64), np.asarray(rows["end_ts"], dtype=np.int64)
+    nbytes = np.asarray(rows["bytes"], dtype=np.float64)
+    keep = end > start
+    start, end, nbytes = start[keep], end[keep], nbytes[keep]
+    if len(start) < 2:
+        return None
+    lat = end - start
+    busy = _busy_ns(start, end)
+    bandwidth = nbytes.sum() * 1e9 / busy
+    # Little's law over the busy time: the mean number of requests in flight.
+    depth = max(1.0, lat.sum() / busy)
+    # The fixed cost: the median small request's time, less its transfer. Requests queue
+    # behind each other in the device, so this is an upper bound of the true QD1 cost.
+    small = nbytes <= np.percentile(nbytes, 25)
+    fixed = np.median(lat[small] - nbytes[small] * 1e9 / bandwidth)
+    return Device(
+        flush_ns=_flush_ns(con),
+        name="capture",
+        bandwidth=float(bandwidth),
+        latency_ns=int(max(fixed, 1_000)),
+        queue_depth=float(depth),
+        source=f"fitted from the capture's {len(lat)} write requests ({source})",
+        requests=int(len(lat)),
+        latency_samples_ns=np.sort(lat),
+        median_request_bytes=float(np.median(nbytes)),
+    )
+
+
+_TRACE_FLUSHES = """
+WITH i AS (SELECT ts, dev, sector FROM block_rq_issue WHERE rwbs LIKE '%F%'),
+     c AS (SELECT ts, dev, sector FROM block_rq_complete WHERE rwbs LIKE '%F%')
+SELECT median(c.ts - i.ts) FROM i ASOF JOIN c ON c.dev = i.dev AND c.sector = i.sector AND c.ts >= i.ts
+"""
+
+
+def _flush_ns(con) -> int:
+    """Median duration of the capture's requests that flush the cache: RWBS 'FF' (an
+    empty preflush), a leading F (REQ_PREFLUSH) or a trailing F (FUA), as fsync's log
+    and superblock writes are."""
+    if not (_has_table(con, "block_rq_issue") and _has_table(con, "block_rq_complete")):
+        return 0
+    v = con.execute(_TRACE_FLUSHES).fetchone()[0]
+    return int(v) if v else 0
+
+
+def _busy_ns(start: np.ndarray, end: np.ndarray) -> float:
+    """Length of the union of [start, end) intervals (start sorted): time with IO in flight."""
+    reach = np.maximum.accumulate(end)
+    # A new busy period starts where a request begins after everything before it ended.
+    gap_before = np.concatenate(([True], start[1:] > reach[:-1]))
+    idx = np.flatnonzero(gap_before)
+    period_end = np.concatenate((reach[idx[1:] - 1], [reach[-1]]))
+    return float((period_end - start[idx]).sum())
+
+
+def with_overrides(device: Device, bandwidth: float | None, latency_ns: int | None, queue_depth: float | None) -> Device:
+    changes = {k: v for k, v in dict(bandwidth=bandwidth, latency_ns=latency_ns, queue_depth=queue_depth).items() if v is not None}
+    if not changes:
+        return device
+    return replace(device, source=device.source + f"; overridden: {', '.join(changes)}", **changes)

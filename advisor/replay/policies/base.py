@@ -1,0 +1,43 @@
+"""What every problem model provides."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+from advisor.replay.workload import Workload
+
+
+@dataclass(frozen=True)
+class Policy:
+    id: str
+    fixed: bool  # the behaviour after the fix
+    kernels: str  # which kernels behave this way
+    code_path: str  # the kernel code this models
+
+
+@dataclass(frozen=True)
+class ProblemModel:
+    problem: str  # the rule id, rules/<problem>.toml
+    commit: str  # the fix
+    policies: tuple[Policy, ...]
+    # Why this workload cannot exercise the problem, or None when it can.
+    not_applicable: Callable[[Workload], str | None]
+    # What the capture itself shows, under the same metric names (empty for synthetic).
+    observed: Callable[[Workload], dict]
+    # The policy's predicted metrics for this workload.
+    simulate: Callable[[Workload, Policy], dict]
+
+    def policy(self, policy_id: str) -> Policy:
+        for p in self.policies:
+            if p.id == policy_id:
+                return p
+        raise KeyError(policy_id)
+
+
+def ms(ns: float) -> float:
+    return round(float(ns) / 1e6, 4)
+
+
+def seconds(ns: float) -> float:
+    return round(float(ns) / 1e9, 6)

@@ -1,0 +1,85 @@
+"""btrfs-delalloc-overflush: space reclaim's delalloc flush, whole inodes vs pages.
+
+Kernel path: btrfs_reserve_metadata_bytes → (ticket) → btrfs_async_reclaim_metadata_space
+/ priority reclaim → flush_space(FLUSH_DELALLOC, num_bytes) → shrink_delalloc →
+btrfs_start_delalloc_roots(fs_info, nr, ...). 5.10's 363990706e20 (upstream 38d715f494f2)
+passed `nr` = the pages wanted but start_delalloc_inodes counted it in *inodes*, each
+flushed whole; "btrfs: shrink delalloc pages instead of full inodes" (e076ab2a2ca7,
+5.11-rc3, 5.10.7) went back to writing about that many pages through sync_inode.
+
+The model: at each space flush request of the workload (btrfs_flush_space FLUSH_DELALLOC*
+states, num_bytes asked), the dirty inodes at that moment (oldest first) are written:
+`flush-inodes` writes num_bytes / page_size whole inodes, `flush-pages` about num_bytes
+of their pages. The reserving task waits for that IO (device model, one merged batch).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from advisor.replay.pages import dirty_at
+from advisor.replay.policies.base import Policy, ProblemModel, seconds
+from advisor.replay.workload import Workload
+
+FLUSH_INODES = Policy("flush-inodes", False, "5.10 to 5.10.6, 5.11-rc1/rc2",
+                      "shrink_delalloc → btrfs_start_delalloc_roots(nr pages) flushes nr whole inodes")
+FLUSH_PAGES = Policy("flush-pages", True, "5.9 and earlier, 5.10.7+, 5.11-rc3 and later",
+                     "shrink_delalloc flushes about nr pages (wbc.nr_to_write) through sync_inode")
+
+
+def _requests(w: Workload) -> tuple[np.ndarray, np.ndarray]:
+    if w.flush is None:
+        return np.zeros(0, np.int64), np.zeros(0, np.int64)
+    keep = np.array([s.startswith("FLUSH_DELALLOC") for s in w.flush.state], dtype=bool)
+    return w.flush.ts[keep], w.flush.num_bytes[keep]
+
+
+def _not_applicable(w: Workload) -> str | None:
+    if not len(_requests(w)[0]):
+        return "no btrfs space flush of delalloc (btrfs_flush_space FLUSH_DELALLOC*) in the workload"
+    if not len(w.dirty_ts):
+        return "no page dirtying in the workload"
+    return None
+
+
+def _observed(w: Workload) -> dict:
+    ts, nbytes = _requests(w)
+    return {"flush_space_count": int(len(ts)), "reclaim_requested_bytes": int(nbytes[nbytes > 0].sum())} if len(ts) else {}
+
+
+def _simulate(w: Workload, policy: Policy) -> dict:
+    ts, asked = _requests(w)
+    flushed, waited, requested = 0.0, 0.0, 0.0
+    for t, want in zip(ts, asked):
+        keys = dirty_at(w, int(t))
+        if not len(keys):
+            continue
+        inodes, pages = np.unique(keys >> 32, return_counts=True)
+        sizes = pages.astype(np.float64) * w.folio_bytes
+        if want < 0:  # (u64)-1: everything, under either policy
+            want = sizes.sum()
+        if policy.fixed:
+            nbytes = min(float(want), float(sizes.sum()))
+        else:
+            n = max(1, int(want // w.page_size))
+            nbytes = float(sizes[:n].sum())  # inode numbers ascend with creation: oldest first
+        flushed += nbytes
+        requested += want
+        waited += w.device.batch_ns(max(1, int(np.ceil(nbytes / (512 * 1024)))), nbytes)
+    return {
+        "flush_space_count": int(len(ts)),
+        "reclaim_requested_bytes": int(asked[asked > 0].sum()),
+        "delalloc_flushed_bytes": int(flushed),
+        "overflush_ratio": round(flushed / requested, 3) if requested else None,
+        "flush_wait_seconds": seconds(waited),
+    }
+
+
+MODEL = ProblemModel(
+    problem="btrfs-delalloc-overflush",
+    commit="e076ab2a2ca7 (btrfs: shrink delalloc pages instead of full inodes)",
+    policies=(FLUSH_INODES, FLUSH_PAGES),
+    not_applicable=_not_applicable,
+    observed=_observed,
+    simulate=_simulate,
+)

@@ -1,0 +1,102 @@
+"""btrfs-snapshot-livelock: the snapshot's delalloc flush, untagged vs tagged.
+
+Kernel path: btrfs_mksubvol → create_snapshot → btrfs_start_delalloc_snapshot →
+start_delalloc_inodes → filemap_flush (range 0..LLONG_MAX, not cyclic) →
+extent_writepages → extent_write_cache_pages, then btrfs_wait_ordered_extents.
+Before 3cd24c698004 ("btrfs: use tagged writepage to mitigate livelock of snapshot",
+5.0-rc1, 4.20.8) the sweep looked pages up by the DIRTY tag as it went, so pages a
+writer dirtied ahead of the cursor were written too; after it the sweep tags the dirty
+pages TOWRITE when it starts and writes only those.
+
+The model: the dirty set at the ioctl's start (from the capture's dirtying and
+writeback events) is swept in (inode, index) order at the device's bandwidth; the
+dirtying the capture recorded after the start is replayed open-loop (as recorded: the
+writers' throttling is not re-simulated). The ioctl ends when the last page is written
+and its IO has completed, plus the transaction commit that creates the snapshot: measured
+in the capture (ioctl exit minus the completion of its last page write, the same for
+both policies), or four device requests (tree blocks, superblock with flush) without it.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from advisor.replay.pages import dirty_at, sweep
+from advisor.replay.policies.base import Policy, ProblemModel, seconds
+from advisor.replay.workload import Workload
+
+UNTAGGED = Policy("untagged", False, "before 5.0-rc1 (4.20.8, 4.19.21 with the backport)",
+                  "extent_write_cache_pages looks up PAGECACHE_TAG_DIRTY as it sweeps: pages dirtied after the snapshot began are written too")
+TAGGED = Policy("tagged", True, "5.0-rc1 and later (4.20.8+, 4.19.21+)",
+                "tag_pages_for_writeback() marks the dirty set TOWRITE first; the sweep writes only those pages")
+
+
+def _not_applicable(w: Workload) -> str | None:
+    if not len(w.op("snapshot")):
+        return "no btrfs snapshot ioctl (BTRFS_IOC_SNAP_CREATE) in the workload"
+    if not len(w.dirty_ts):
+        return "no page dirtying in the workload"
+    return None
+
+
+def _chosen(w: Workload) -> int:
+    """The snapshot to replay: the longest completed one, else the first."""
+    ops = w.op("snapshot")
+    if ops.complete.any():
+        d = np.where(ops.complete, ops.end - ops.start, -1)
+        return int(np.argmax(d))
+    return 0
+
+
+def _observed(w: Workload) -> dict:
+    ops = w.op("snapshot")
+    if not len(ops) or not ops.complete.any():
+        return {}
+    i = _chosen(w)
+    return {"snapshot_count": int(ops.complete.sum()), "snapshot_seconds": seconds(ops.end[i] - ops.start[i])}
+
+
+def _simulate(w: Workload, policy: Policy) -> dict:
+    ops = w.op("snapshot")
+    i = _chosen(w)
+    t0 = int(ops.start[i])
+    start = dirty_at(w, t0)
+    page_ns = w.device.transfer_ns(w.folio_bytes)
+    after = w.dirty_ts > t0
+    end, written, late, consumed = sweep(start, w.dirty_ts[after], w.dirty_key[after], t0, page_ns, policy.fixed)
+    end += w.device.latency_ns  # btrfs_wait_ordered_extents: the last IO completes
+    end += _commit_ns(w, i)
+    n_after = int(after.sum())
+    # Untagged, the sweep consumed every recorded dirtying up to its end: if it was still
+    # chasing when the recorded writing stopped, the capture's end bounds the prediction.
+    bounded = (not policy.fixed) and n_after > 0 and consumed >= n_after and w.dirty_ts[-1] >= w.end_ts - (w.end_ts - t0) // 10
+    return {
+        "snapshot_seconds": seconds(end - t0),
+        "dirty_at_start_bytes": int(len(start)) * w.folio_bytes,
+        "written_during_snapshot_bytes": int(written) * w.folio_bytes,
+        "written_dirtied_after_start_bytes": int(late) * w.folio_bytes,
+        "late_written_fraction": round(late / written, 4) if written else None,
+        "lower_bound": bool(bounded),
+    }
+
+
+def _commit_ns(w: Workload, i: int) -> float:
+    ops = w.op("snapshot")
+    if ops.complete[i]:
+        inside = (w.page_wb_ts >= ops.start[i]) & (w.page_wb_ts <= ops.end[i])
+        if inside.any():
+            last_io_done = w.page_wb_ts[inside].max() + w.device.transfer_ns(w.folio_bytes) + w.device.latency_ns
+            return max(0.0, float(ops.end[i] - last_io_done))
+    if "snapshot commit" not in " ".join(w.assumptions):
+        w.assumptions.append("snapshot commit = 4 device requests (the capture does not show the commit phase)")
+    return 4.0 * w.device.latency_ns
+
+
+MODEL = ProblemModel(
+    problem="btrfs-snapshot-livelock",
+    commit="3cd24c698004d2f7668e0eb9fc1f096f533c791b",
+    policies=(UNTAGGED, TAGGED),
+    not_applicable=_not_applicable,
+    observed=_observed,
+    simulate=_simulate,
+)

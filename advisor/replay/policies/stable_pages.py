@@ -1,0 +1,211 @@
+"""stable-page-wait: a write to a page under writeback waits for the IO, always or
+only when the device needs stable pages.
+
+Kernel path: generic_perform_write → ->write_begin (ext4_da_write_begin, xfs via
+iomap_write_begin, block_write_begin) → grab_cache_page_write_begin →
+wait_for_stable_page → folio_wait_stable (5.x: folio_wait_writeback). From 3.0 the
+wait was unconditional (wait_on_page_writeback); "mm: only enforce stable page writes
+if the backing device requires it" (1d1d1a767206, 3.9-rc1, with 7d311cdab663's per-bdi
+flag) waits only when bdi_cap_stable_pages_required (now SB_I_STABLE_WRITES, set from
+the queue's stable_writes).
+
+The model: the pages of an inode are submitted for writeback when the workload's
+sync_file_range / fsync calls on that inode do (and btrfs page writebacks where the
+capture recorded them), through the device model's FIFO; a later dirtying of a page
+whose IO has not completed waits for the completion under `always-wait`, and under
+`wait-if-required` only if the device needs stable pages. A write syscall's latency is
+the capture's median write (or the description's) plus its waits. Dirtying is replayed
+open-loop: removing a wait does not pull the writer's later writes earlier.
+"""
+
+from __future__ import annotations
+
+import numba
+import numpy as np
+from numba import types
+from numba.typed import Dict
+
+from advisor.replay.policies.base import Policy, ProblemModel, ms
+from advisor.replay.workload import Workload
+
+ALWAYS_WAIT = Policy("always-wait", False, "3.0 to 3.8 (RHEL 6 before 2.6.32-358.15.1)",
+                     "wait_for_stable_page → wait_on_page_writeback for every write to a page under writeback")
+WAIT_IF_REQUIRED = Policy("wait-if-required", True, "3.9-rc1 and later",
+                          "wait_for_stable_page waits only if the bdi requires stable pages (stable_writes)")
+BASE_WRITE_NS = 5_000  # a 4 KiB buffered write without waits, when the capture has no write syscalls
+
+
+def _not_applicable(w: Workload) -> str | None:
+    if not len(w.dirty_ts):
+        return "no page dirtying in the workload"
+    if not len(_submissions(w)[0]):
+        return "no writeback submissions the model can place (sync_file_range, fsync with a known file, btrfs page writeback)"
+    return None
+
+
+def _submissions(w: Workload) -> tuple[np.ndarray, np.ndarray]:
+    ts, ino = [], []
+    for kind in ("sync_file_range", "fsync"):
+        o = w.op(kind)
+        known = o.ino >= 0
+        ts.append(o.start[known])
+        ino.append(o.ino[known])
+    order = np.argsort(np.concatenate(ts), kind="stable")
+    return np.concatenate(ts)[order], np.concatenate(ino)[order]
+
+
+@numba.njit(cache=True)
+def _waits(ev_ts, ev_ino, ev_key, ev_writer, ev_recorded_wait, sub_ts, sub_ino, service_ns, serial):
+    """Per dirtying event (at the time its write asked for the page): how long it would
+    wait for the page's writeback. Submission j's IO takes service_ns[j]; a serial
+    (queue depth 1) device starts it when the previous one completed.
+
+    Closed loop per writer: the capture's timeline already holds the waits that really
+    happened (`ev_recorded_wait`, on the first event of each write); a writer's later
+    events move by the difference between the predicted and the recorded wait."""
+    out = np.zeros(len(ev_ts), dtype=np.float64)
+    shift = np.zeros(ev_writer.max() + 1 if len(ev_writer) else 1, dtype=np.float64)
+    wb_until = Dict.empty(key_type=types.int64, value_type=types.float64)
+    pending = Dict.empty(key_type=types.int64, value_type=types.int64)  # key → ino, dirty and not submitted
+    free = 0.0
+    j = 0
+    for i in range(len(ev_ts)):
+        t = ev_ts[i] + shift[ev_writer[i]]
+        while j < len(sub_ts) and sub_ts[j] <= t:
+            # Submit the inode's dirty pages: one FIFO transfer, completion after the latency.
+            keys = [k for k, v in pending.items() if v == sub_ino[j]]
+            if len(keys) > 0:
+                start = max(float(sub_ts[j]), free)
+                done = start + service_ns[j]
+                free = done if serial else start
+                for k in keys:
+                    wb_until[k] = done
+                    del pending[k]
+            j += 1
+        k = ev_key[i]
+        if k in wb_until and wb_until[k] > t:
+            out[i] = wb_until[k] - t
+        shift[ev_writer[i]] += out[i] - ev_recorded_wait[i]
+        pending[k] = ev_ino[i]
+    return out
+
+
+def _write_of_event(w: Workload) -> np.ndarray:
+    """For each dirtying event, the write syscall it belongs to (the pid's latest write
+    started at or before it), or -1."""
+    writes = w.op("write")
+    if not len(writes):
+        return np.full(len(w.dirty_ts), -1, dtype=np.int64)
+    pid = np.concatenate((writes.pid, w.dirty_pid))
+    ts = np.concatenate((writes.start, w.dirty_ts))
+    is_span = np.concatenate((np.ones(len(writes), bool), np.zeros(len(w.dirty_ts), bool)))
+    order = np.lexsort((~is_span, ts, pid))
+    pos = np.where(is_span[order], np.arange(len(order)), 0)
+    last_span_pos = np.maximum.accumulate(pos)
+    span_of = order[last_span_pos]  # index into the concatenation
+    ev_rows = ~is_span[order]
+    same_pid = pid[order][ev_rows] == pid[span_of[ev_rows]]
+    write_idx = np.where(is_span[span_of[ev_rows]] & same_pid, span_of[ev_rows], -1)
+    out = np.full(len(w.dirty_ts), -1, dtype=np.int64)
+    out[order[ev_rows] - len(writes)] = write_idx
+    return out
+
+
+def _per_write(w: Workload, waits: np.ndarray, write_of: np.ndarray) -> tuple[np.ndarray, float]:
+    """Sum the waits of each write syscall; without write spans each dirtying is one write."""
+    writes = w.op("write")
+    if not len(writes):
+        return waits, BASE_WRITE_NS
+    per = np.zeros(len(writes), dtype=np.float64)
+    ok = write_of >= 0
+    np.add.at(per, write_of[ok], waits[ok])
+    durations = writes.durations_ns()
+    base = float(np.median(durations)) if len(durations) else BASE_WRITE_NS
+    return per, base
+
+
+def _wanted_at(w: Workload, write_of: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """When each dirtying's write wanted its page (the syscall's start), and the wait the
+    capture recorded for it: its write's duration beyond the median write, on the first
+    event of each write."""
+    writes = w.op("write")
+    if not len(writes):
+        return w.dirty_ts.astype(np.float64), np.zeros(len(w.dirty_ts))
+    has = write_of >= 0
+    safe = np.maximum(write_of, 0)
+    want = np.where(has, writes.start[safe], w.dirty_ts).astype(np.float64)
+    dur = np.where(writes.complete, writes.end - writes.start, 0).astype(np.float64)
+    base = float(np.median(writes.durations_ns())) if writes.complete.any() else 0.0
+    first = has & np.concatenate(([True], write_of[1:] != write_of[:-1]))
+    recorded = np.where(first, np.maximum(0.0, dur[safe] - base), 0.0)
+    return want, recorded
+
+
+def _batch_bytes(w: Workload, sub_ts: np.ndarray, sub_ino: np.ndarray) -> np.ndarray:
+    """Bytes each submission writes: its inode's pages dirtied since the inode's
+    previous submission (distinct pages)."""
+    out = np.zeros(len(sub_ts))
+    for ino in np.unique(sub_ino):
+        mine = np.flatnonzero(sub_ino == ino)
+        ev = w.dirty_ino == ino
+        slot = np.searchsorted(sub_ts[mine], w.dirty_ts[ev], side="left")
+        ok = slot < len(mine)
+        pairs = np.unique(np.stack((slot[ok], w.dirty_key[ev][ok])), axis=1)
+        counts = np.bincount(pairs[0], minlength=len(mine))
+        out[mine] = counts * w.folio_bytes
+    return out
+
+
+def _stalls(write_ns: np.ndarray) -> dict:
+    if not len(write_ns):
+        return {"write_stall_count": 0, "write_stall_p50_ms": None, "write_stall_p99_ms": None, "write_stall_max_ms": None}
+    return {
+        "write_stall_count": int(len(write_ns)),
+        "write_stall_p50_ms": ms(np.percentile(write_ns, 50)),
+        "write_stall_p99_ms": ms(np.percentile(write_ns, 99)),
+        "write_stall_max_ms": ms(write_ns.max()),
+    }
+
+
+def _observed(w: Workload) -> dict:
+    writes = w.op("write")
+    if not len(writes) or w.page_waits is None:
+        return {}
+    d = writes.durations_ns()
+    return {"write_count": int(len(d)), "write_max_ms": ms(d.max()) if len(d) else None, "page_waits": w.page_waits}
+
+
+def _simulate(w: Workload, policy: Policy) -> dict:
+    required = bool(w.stable_writes)
+    sub_ts, sub_ino = _submissions(w)
+    # A write waits in write_begin, right after it enters: its page is wanted at the
+    # syscall's start (the dirtying event comes after the wait, at write_end).
+    write_of = _write_of_event(w)
+    want, recorded = _wanted_at(w, write_of)
+    order = np.argsort(want, kind="stable")
+    writer = np.unique(w.dirty_pid, return_inverse=True)[1].astype(np.int64)
+    service = w.device.service_times_ns(_batch_bytes(w, sub_ts, sub_ino))
+    waits = np.zeros(len(want))
+    waits[order] = _waits(want[order], w.dirty_ino[order], w.dirty_key[order], writer[order], recorded[order],
+                          sub_ts, sub_ino, service, w.device.queue_depth < 1.5)
+    if policy.fixed and not required:
+        waits[:] = 0.0
+    per_write, base = _per_write(w, waits, write_of)
+    stalled = per_write[per_write > 0] + base
+    every = per_write + base
+    return {
+        "write_count": int(len(per_write)),
+        **_stalls(stalled),
+        "write_max_ms": ms(every.max()) if len(every) else None,
+        "stable_writes_required": required,
+    }
+
+
+MODEL = ProblemModel(
+    problem="stable-page-wait",
+    commit="1d1d1a767206fbe5d4c69493b7e6d2a8d08cc0a0 (with 7d311cdab663)",
+    policies=(ALWAYS_WAIT, WAIT_IF_REQUIRED),
+    not_applicable=_not_applicable,
+    observed=_observed,
+    simulate=_simulate,
+)

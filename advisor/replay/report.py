@@ -1,0 +1,48 @@
+"""The replay side by side, for people: one Rich table per problem on stderr."""
+
+from __future__ import annotations
+
+from rich.panel import Panel
+from rich.table import Table
+
+from advisor.cli.console import err
+
+
+def _fmt(v) -> str:
+    if v is None:
+        return "–"
+    if isinstance(v, bool):
+        return "yes" if v else "no"
+    if isinstance(v, float):
+        return f"{v:,.4g}"
+    if isinstance(v, int):
+        return f"{v:,}"
+    return str(v)
+
+
+def render(doc: dict) -> None:
+    wl = doc["workload"]
+    dev = wl["device"]
+    head = (f"{wl['source']}: {wl['dirtying_events']:,} dirtying events, {wl['inodes']:,} inodes, {wl['span_seconds']:.3f} s; "
+            f"kernel {wl['kernel'] or 'unknown'}\ndevice: {dev['bandwidth_mb_s']:,.0f} MB/s, {dev['latency_ms']} ms/request, "
+            f"queue depth {dev['queue_depth']} — {dev['source']}")
+    if wl["assumptions"]:
+        head += "\nassumptions:\n" + "\n".join(f"  • {a}" for a in wl["assumptions"])
+    err.print(Panel(head, title="replay workload", expand=False), markup=False)
+    by_problem: dict[str, list[dict]] = {}
+    for r in doc["results"]:
+        by_problem.setdefault(r["problem"], []).append(r)
+    for problem, rows in by_problem.items():
+        observed = doc["observed"].get(problem, {})
+        names = list(dict.fromkeys(k for r in rows for k in r["metrics"]))
+        t = Table(title=problem, title_justify="left")
+        t.add_column("metric")
+        t.add_column("observed", justify="right")
+        for r in rows:
+            own = " (this kernel)" if r["own_kernel"] else ""
+            t.add_column(f"{r['policy']}{own}\n[dim]{r['kernels']}[/]", justify="right")
+        for name in names:
+            t.add_row(name, _fmt(observed.get(name)), *[_fmt(r["metrics"].get(name)) for r in rows])
+        err.print(t)
+    for problem, reason in doc["not_applicable"].items():
+        err.print(f"[dim]{problem}: not replayed — {reason}[/]")

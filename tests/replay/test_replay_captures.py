@@ -1,0 +1,115 @@
+"""`advisor replay` on the real sample captures: replaying a capture under its own
+kernel's policy (6.18: every fix present) reproduces what the capture shows, within 25%;
+the policies before each fix come out worse in the direction the seeds describe; bad
+usage is one line and exit 2."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from tests.conftest import SAMPLES
+from tests.helpers import advisor as run_cli, one_line_error
+
+TOLERANCE = 0.25
+
+
+def replay(sample: str, *args) -> dict:
+    r = run_cli("replay", str(SAMPLES / sample), *args, "--json")
+    assert r.code == 0, r.err
+    return json.loads(r.out)
+
+
+def own(doc: dict, problem: str) -> dict:
+    [row] = [r for r in doc["results"] if r["problem"] == problem and r["own_kernel"]]
+    return row["metrics"]
+
+
+def other(doc: dict, problem: str) -> dict:
+    [row] = [r for r in doc["results"] if r["problem"] == problem and not r["own_kernel"]]
+    return row["metrics"]
+
+
+def analyzed(sample: str, rule: str) -> dict:
+    r = run_cli("analyze", str(SAMPLES / sample), "--rule", rule, "--json")
+    assert r.code == 0, r.err
+    return json.loads(r.out)["findings"][0]["metrics"]
+
+
+def close(predicted: float, observed: float) -> bool:
+    return abs(predicted - observed) <= TOLERANCE * abs(observed)
+
+
+@pytest.mark.parametrize(
+    "sample, problem, metric",
+    [
+        ("sync-xfs-v6.dat", "sync-flusher-stall", "sync_seconds"),
+        ("snapshot-btrfs-v7-none.dat", "btrfs-snapshot-livelock", "snapshot_seconds"),
+        ("stable-pages-ext4-v7-zstd.dat", "stable-page-wait", "write_stall_p50_ms"),
+        ("stable-pages-ext4-v7-zstd.dat", "stable-page-wait", "write_stall_p99_ms"),
+    ],
+)
+def test_own_kernel_policy_reproduces_the_capture(sample, problem, metric):
+    # The observed value is the rule's own measurement of the capture (advisor analyze).
+    observed = analyzed(sample, problem)[metric]
+    predicted = own(replay(sample, "--problem", problem), problem)[metric]
+    assert close(predicted, observed), f"{metric}: replay {predicted} vs capture {observed}"
+
+
+@pytest.mark.xfail(strict=True, reason="the fsync model has no term for btrfs's log-tree work and ordered-extent waits: "
+                   "on dbench-btrfs it predicts ~0.5 ms for fsyncs that took 22 ms (see the issue note)")
+def test_fsync_model_reproduces_dbench_fsyncs():
+    observed = analyzed("dbench-btrfs-v7-zstd.dat", "btrfs-full-fsync-fallback")["fsync_p50_ms"]
+    predicted = own(replay("dbench-btrfs-v7-zstd.dat", "--problem", "btrfs-full-fsync-fallback"), "btrfs-full-fsync-fallback")["fsync_p50_ms"]
+    assert close(predicted, observed)
+
+
+def test_before_the_fix_is_worse_in_the_seeds_direction():
+    sync = replay("sync-xfs-v6.dat", "--problem", "sync-flusher-stall")
+    assert other(sync, "sync-flusher-stall")["sync_seconds"] > 3 * own(sync, "sync-flusher-stall")["sync_seconds"]
+    assert other(sync, "sync-flusher-stall")["flusher_waiting_seconds"] > 0 == own(sync, "sync-flusher-stall")["flusher_waiting_seconds"]
+    snap = replay("snapshot-btrfs-v7-none.dat", "--problem", "btrfs-snapshot-livelock")
+    untagged, tagged = other(snap, "btrfs-snapshot-livelock"), own(snap, "btrfs-snapshot-livelock")
+    assert untagged["written_dirtied_after_start_bytes"] > 0 == tagged["written_dirtied_after_start_bytes"]
+    assert untagged["snapshot_seconds"] >= tagged["snapshot_seconds"]
+
+
+def test_stable_pages_policy_follows_the_device():
+    # The capture's device needs stable pages (waits on 6.18), so both policies wait;
+    # on a kernel before 3.9 the capture's own policy is always-wait.
+    doc = replay("stable-pages-ext4-v7-zstd.dat", "--problem", "stable-page-wait", "--kernel", "3.5.0")
+    assert own(doc, "stable-page-wait")["write_stall_count"] > 0
+    assert doc["workload"]["stable_writes"] is True
+    [row] = [r for r in doc["results"] if r["own_kernel"]]
+    assert row["policy"] == "always-wait"
+
+
+def test_json_contract():
+    doc = replay("snapshot-btrfs-v7-none.dat")
+    assert set(doc) == {"workload", "observed", "not_applicable", "results"}
+    assert doc["workload"]["device"]["source"].startswith("fitted from the capture")
+    assert {r["problem"] for r in doc["results"]} == {"btrfs-snapshot-livelock"}
+    assert "sync-flusher-stall" in doc["not_applicable"]
+    for r in doc["results"]:
+        assert {"problem", "policy", "kernels", "metrics", "own_kernel"} <= set(r)
+
+
+@pytest.mark.parametrize(
+    "args, needle",
+    [
+        (("--problem", "no-such-problem"), "unknown problem 'no-such-problem'"),
+        (("--policy", "sync-flusher-stall=nope"), "has no policy 'nope'"),
+        (("--policy", "sync-flusher-stall"), "--policy takes PROBLEM=POLICY"),
+    ],
+)
+def test_bad_usage_is_one_line_exit_2(args, needle):
+    r = run_cli("replay", str(SAMPLES / "sync-xfs-v6.dat"), *args)
+    assert r.code == 2
+    assert needle in one_line_error(r)
+
+
+def test_a_capture_without_dirtying_is_one_line_exit_2():
+    r = run_cli("replay", str(SAMPLES / "blk-ext4-fsync.bin"))
+    assert r.code == 2
+    assert "no page-dirtying events" in one_line_error(r)
