@@ -14,7 +14,7 @@ lets a batch of small writes finish in n*latency/queue_depth rather than n*laten
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -172,10 +172,3 @@ def _busy_ns(start: np.ndarray, end: np.ndarray) -> float:
     idx = np.flatnonzero(gap_before)
     period_end = np.concatenate((reach[idx[1:] - 1], [reach[-1]]))
     return float((period_end - start[idx]).sum())
-
-
-def with_overrides(device: Device, bandwidth: float | None, latency_ns: int | None, queue_depth: float | None) -> Device:
-    changes = {k: v for k, v in dict(bandwidth=bandwidth, latency_ns=latency_ns, queue_depth=queue_depth).items() if v is not None}
-    if not changes:
-        return device
-    return replace(device, source=device.source + f"; overridden: {', '.join(changes)}", **changes)
