@@ -32,6 +32,15 @@ PRESETS = {
 }
 
 
+# A common max_sectors_kb: writeback goes out in requests of at most this many bytes.
+MAX_REQUEST_BYTES = 512 * 1024
+
+
+def requests_for(nbytes):
+    """Requests needed to write nbytes (a number or an array), at least one each."""
+    return np.maximum(1, np.ceil(np.asarray(nbytes, dtype=np.float64) / MAX_REQUEST_BYTES)).astype(np.int64)
+
+
 @dataclass(frozen=True)
 class Device:
     name: str

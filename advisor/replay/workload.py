@@ -59,6 +59,12 @@ class Ops:
     def durations_ns(self) -> np.ndarray:
         return (self.end - self.start)[self.complete]
 
+    def longest(self) -> int:
+        """The operation to replay: the longest completed one, else the first."""
+        if self.complete.any():
+            return int(np.argmax(np.where(self.complete, self.end - self.start, -1)))
+        return 0
+
 
 @dataclass
 class FlushRequests:

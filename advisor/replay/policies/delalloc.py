@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from advisor.replay.device import requests_for
 from advisor.replay.pages import dirty_at
 from advisor.replay.policies.base import Policy, ProblemModel, seconds
 from advisor.replay.workload import Workload
@@ -65,7 +66,7 @@ def _simulate(w: Workload, policy: Policy) -> dict:
             nbytes = float(sizes[:n].sum())  # inode numbers ascend with creation: oldest first
         flushed += nbytes
         requested += want
-        waited += w.device.batch_ns(max(1, int(np.ceil(nbytes / (512 * 1024)))), nbytes)
+        waited += w.device.batch_ns(int(requests_for(nbytes)), nbytes)
     return {
         "flush_space_count": int(len(ts)),
         "reclaim_requested_bytes": int(asked[asked > 0].sum()),

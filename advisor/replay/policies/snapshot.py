@@ -19,7 +19,6 @@ both policies), or four device requests (tree blocks, superblock with flush) wit
 
 from __future__ import annotations
 
-import numpy as np
 
 from advisor.replay.pages import dirty_at, sweep
 from advisor.replay.policies.base import Policy, ProblemModel, seconds
@@ -39,26 +38,17 @@ def _not_applicable(w: Workload) -> str | None:
     return None
 
 
-def _chosen(w: Workload) -> int:
-    """The snapshot to replay: the longest completed one, else the first."""
-    ops = w.op("snapshot")
-    if ops.complete.any():
-        d = np.where(ops.complete, ops.end - ops.start, -1)
-        return int(np.argmax(d))
-    return 0
-
-
 def _observed(w: Workload) -> dict:
     ops = w.op("snapshot")
     if not len(ops) or not ops.complete.any():
         return {}
-    i = _chosen(w)
+    i = ops.longest()
     return {"snapshot_count": int(ops.complete.sum()), "snapshot_seconds": seconds(ops.end[i] - ops.start[i])}
 
 
 def _simulate(w: Workload, policy: Policy) -> dict:
     ops = w.op("snapshot")
-    i = _chosen(w)
+    i = ops.longest()
     t0 = int(ops.start[i])
     start = dirty_at(w, t0)
     page_ns = w.device.transfer_ns(w.folio_bytes)

@@ -119,9 +119,14 @@ def _per_write(w: Workload, waits: np.ndarray, write_of: np.ndarray) -> tuple[np
     per = np.zeros(len(writes), dtype=np.float64)
     ok = write_of >= 0
     np.add.at(per, write_of[ok], waits[ok])
-    durations = writes.durations_ns()
-    base = float(np.median(durations)) if len(durations) else BASE_WRITE_NS
+    base = _base_write_ns(w)
     return per, base
+
+
+def _base_write_ns(w: Workload) -> float:
+    """A write without waits: the capture's median write syscall, else BASE_WRITE_NS."""
+    durations = w.op("write").durations_ns()
+    return float(np.median(durations)) if len(durations) else BASE_WRITE_NS
 
 
 def _wanted_at(w: Workload, write_of: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -135,7 +140,7 @@ def _wanted_at(w: Workload, write_of: np.ndarray) -> tuple[np.ndarray, np.ndarra
     safe = np.maximum(write_of, 0)
     want = np.where(has, writes.start[safe], w.dirty_ts).astype(np.float64)
     dur = np.where(writes.complete, writes.end - writes.start, 0).astype(np.float64)
-    base = float(np.median(writes.durations_ns())) if writes.complete.any() else 0.0
+    base = _base_write_ns(w)
     first = has & np.concatenate(([True], write_of[1:] != write_of[:-1]))
     recorded = np.where(first, np.maximum(0.0, dur[safe] - base), 0.0)
     return want, recorded

@@ -28,11 +28,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from advisor.replay.device import requests_for
 from advisor.replay.pages import dirty_at
 from advisor.replay.policies.base import Policy, ProblemModel, seconds
 from advisor.replay.workload import Workload
-
-MAX_REQUEST_BYTES = 512 * 1024  # a common max_sectors_kb: one inode's pages go out in requests of at most this
 
 WAIT_PER_INODE = Policy("wait-per-inode", False, "before 3.12 (RHEL 7 before 3.10.0-65)",
                         "__writeback_single_inode: filemap_fdatawait per inode for every WB_SYNC_ALL pass, inside the flusher")
@@ -48,24 +47,17 @@ def _not_applicable(w: Workload) -> str | None:
     return None
 
 
-def _chosen(w: Workload) -> int:
-    ops = w.op("sync")
-    if ops.complete.any():
-        return int(np.argmax(np.where(ops.complete, ops.end - ops.start, -1)))
-    return 0
-
-
 def _observed(w: Workload) -> dict:
     ops = w.op("sync")
     if not len(ops) or not ops.complete.any():
         return {}
-    i = _chosen(w)
+    i = ops.longest()
     return {"sync_count": int(ops.complete.sum()), "sync_seconds": seconds(ops.end[i] - ops.start[i])}
 
 
 def _simulate(w: Workload, policy: Policy) -> dict:
     ops = w.op("sync")
-    i = _chosen(w)
+    i = ops.longest()
     t0 = int(ops.start[i])
     keys = dirty_at(w, t0)
     inodes, pages = np.unique(keys >> 32, return_counts=True)
@@ -77,11 +69,11 @@ def _simulate(w: Workload, policy: Policy) -> dict:
     if not len(inodes):
         dur = flusher_waiting = 0.0
     elif policy.fixed:
-        merged = max(1, int(np.ceil(total / MAX_REQUEST_BYTES)))
+        merged = int(requests_for(total))
         dur = cpu + dev.batch_ns(merged, total)
         flusher_waiting = 0.0
     else:
-        per_inode = int(np.ceil(nbytes / MAX_REQUEST_BYTES).sum())
+        per_inode = int(requests_for(nbytes).sum())
         dur = cpu + dev.serial_ns(per_inode, total)
         flusher_waiting = dur
     return {
