@@ -19,7 +19,6 @@ both policies), or four device requests (tree blocks, superblock with flush) wit
 
 from __future__ import annotations
 
-
 from advisor.replay.pages import dirty_at, sweep
 from advisor.replay.policies.base import Policy, ProblemModel, seconds
 from advisor.replay.workload import Workload
