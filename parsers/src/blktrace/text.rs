@@ -278,12 +278,19 @@ pub fn looks_like_blkparse(head: &str) -> bool {
 pub struct BlkParseText {
     path: PathBuf,
     total_bytes: u64,
+    /// The text itself when it is held in memory (fuzz targets, tests).
+    data: Option<Vec<u8>>,
 }
 
 impl BlkParseText {
     pub fn open(path: &Path) -> Result<BlkParseText> {
         let m = std::fs::metadata(path).map_err(|source| ParseError::Io { path: path.to_path_buf(), source })?;
-        Ok(BlkParseText { path: path.to_path_buf(), total_bytes: m.len() })
+        Ok(BlkParseText { path: path.to_path_buf(), total_bytes: m.len(), data: None })
+    }
+
+    /// blkparse text held in memory; `path` names it in messages.
+    pub fn from_bytes(path: &Path, data: Vec<u8>) -> BlkParseText {
+        BlkParseText { path: path.to_path_buf(), total_bytes: data.len() as u64, data: Some(data) }
     }
 }
 
@@ -316,9 +323,12 @@ impl TraceSource for BlkParseText {
         let mut run = Run::new(limits, out);
         let mut damage = Vec::new();
         let (mut malformed, mut read) = (0u64, 0u64);
-        match std::fs::File::open(&self.path) {
-            Ok(f) => {
-                let mut r = std::io::BufReader::with_capacity(1 << 20, f);
+        let src: std::io::Result<Box<dyn BufRead>> = match self.data {
+            Some(d) => Ok(Box::new(std::io::Cursor::new(d))),
+            None => std::fs::File::open(&self.path).map(|f| Box::new(std::io::BufReader::with_capacity(1 << 20, f)) as Box<dyn BufRead>),
+        };
+        match src {
+            Ok(mut r) => {
                 let mut line = Vec::new();
                 let mut no = 0u64;
                 loop {

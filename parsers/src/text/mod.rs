@@ -92,7 +92,7 @@ struct Header {
 
 pub struct TextTrace {
     path: PathBuf,
-    map: memmap2::Mmap,
+    map: crate::data::Data,
     shapes: Vec<Shape>,
     header: Header,
     has_tgid: bool,
@@ -162,10 +162,11 @@ fn is_known_noise(l: &str) -> bool {
 
 impl TextTrace {
     pub fn open(path: &Path) -> Result<TextTrace> {
-        let io = |source| ParseError::Io { path: path.to_path_buf(), source };
-        let file = std::fs::File::open(path).map_err(io)?;
-        // Safety: read-only map of a file we do not modify.
-        let map = unsafe { memmap2::Mmap::map(&file) }.map_err(io)?;
+        TextTrace::from_data(path, crate::data::Data::map(path)?)
+    }
+
+    /// Read ftrace text held in `map`; `path` names it in errors.
+    pub fn from_data(path: &Path, map: crate::data::Data) -> Result<TextTrace> {
         let mut t = TextTrace {
             path: path.to_path_buf(),
             map,
