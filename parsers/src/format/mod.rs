@@ -117,6 +117,8 @@ impl EventFormat {
 
 /// Longest identifier we accept; a format with a longer name is corrupt.
 const MAX_NAME: usize = 256;
+/// Most fields an event format may have (real ones have a few dozen).
+pub const MAX_FIELDS: usize = 1024;
 
 /// Parse one event format description. `long_size` is the traced kernel's
 /// `sizeof(long)` (4 or 8), needed for dynamic arrays of `long`.
@@ -132,6 +134,9 @@ pub fn parse_event_format(text: &str, system: &str, long_size: u8) -> Result<Eve
         } else if let Some(v) = t.strip_prefix("ID:") {
             id = Some(v.trim().parse::<u32>().map_err(|_| format!("bad event ID {:?}", v.trim()))?);
         } else if t.starts_with("field:") || t.starts_with("field ") {
+            if fields.len() == MAX_FIELDS {
+                return Err(format!("more than {MAX_FIELDS} fields"));
+            }
             fields.push(parse_field_line(t, long_size)?);
         } else if let Some(v) = t.strip_prefix("print fmt:") {
             print_fmt = v.trim().to_string();
@@ -312,6 +317,13 @@ pub fn parse_header_page(text: &str) -> Result<PageHeader, String> {
     }
     if commit.size != 4 && commit.size != 8 {
         return Err(format!("header_page commit is {} bytes", commit.size));
+    }
+    // The timestamp and commit word sit in front of the data.
+    if ts.offset as u64 + 8 > data.offset as u64 || commit.offset as u64 + commit.size as u64 > data.offset as u64 {
+        return Err(format!(
+            "header_page fields overlap the data (timestamp at {}, commit at {}, data at {})",
+            ts.offset, commit.offset, data.offset
+        ));
     }
     Ok(PageHeader { timestamp_offset: ts.offset, commit_offset: commit.offset, commit_size: commit.size as u8, data_offset: data.offset })
 }

@@ -22,6 +22,9 @@ pub const MAGIC: &[u8; 10] = b"\x17\x08\x44tracing";
 const MAX_FORMATS: u32 = 100_000;
 const MAX_SYSTEMS: u32 = 10_000;
 const MAX_FORMAT_TEXT: u64 = 1 << 20;
+/// Formats in a whole file: a distribution kernel has ~3000 tracepoints,
+/// and ring-buffer event ids are 16 bits anyway.
+const MAX_TOTAL_FORMATS: usize = 16384;
 const SECTION_COMPRESSED: u16 = 1;
 
 #[derive(Debug, Clone)]
@@ -92,6 +95,30 @@ fn check_page_size(size: u32, offset: u64) -> Result<(), Damage> {
     Ok(())
 }
 
+/// Each CPU's data is its own region of the file: regions that overlap
+/// (say, a thousand CPUs all pointing at one compressed bomb) would make
+/// us read and inflate the same bytes again and again. Regions running
+/// past the end of the file are left to the CPU streams (a cut file keeps
+/// its whole pages).
+fn check_cpu_regions(cpus: &[CpuData], compressed: bool) -> Result<(), Damage> {
+    let mut spans: Vec<(u64, u64, u32)> = cpus
+        .iter()
+        .filter(|c| c.size > 0)
+        // Compressed data has a 4-byte chunk count in front that the size leaves out.
+        .map(|c| (c.offset, c.offset.saturating_add(c.size).saturating_add(if compressed { 4 } else { 0 }), c.cpu))
+        .collect();
+    spans.sort();
+    for w in spans.windows(2) {
+        if w[1].0 < w[0].1 {
+            return Err(Damage::new(
+                w[1].0,
+                format!("data of CPU {} (at {:#x}) overlaps the data of CPU {} ({:#x}..{:#x})", w[1].2, w[1].0, w[0].2, w[0].0, w[0].1),
+            ));
+        }
+    }
+    Ok(())
+}
+
 /// State shared by both versions while the metadata is assembled.
 struct Builder {
     endian: Endian,
@@ -137,6 +164,9 @@ impl Builder {
             return Err(Damage::new(at, "expected \"header_event\""));
         }
         let n = r.u64("header_event size")?;
+        if n > MAX_FORMAT_TEXT {
+            return Err(Damage::new(at, format!("header_event of {n} bytes")));
+        }
         self.header_event = String::from_utf8_lossy(r.sized(n, "header_event")?).into_owned();
         // Kernels before 2.6.31 used another ring-buffer event header.
         if !self.header_event.contains("type_len") {
@@ -147,6 +177,9 @@ impl Builder {
 
     fn one_format(&mut self, r: &mut ByteReader, system: &str) -> Result<(), Damage> {
         let at = r.offset();
+        if self.formats.len() + self.bad_formats.len() >= MAX_TOTAL_FORMATS {
+            return Err(Damage::new(at, format!("more than {MAX_TOTAL_FORMATS} event formats")));
+        }
         let n = r.u64("event format size")?;
         if n > MAX_FORMAT_TEXT {
             return Err(Damage::new(at, format!("event format of {n} bytes")));
@@ -238,6 +271,7 @@ impl Builder {
         if page_header.data_offset as u64 >= data_page_size as u64 {
             return Err(Damage::new(0, "header_page data offset beyond the page size"));
         }
+        check_cpu_regions(&cpus, cpu_compressed)?;
         let other_instances = options.buffers.iter().filter(|b| !b.name.is_empty()).map(|b| b.name.clone()).collect();
         Ok(Metadata {
             version,
