@@ -102,6 +102,12 @@ pub struct TextTrace {
     info_names: Vec<String>,
 }
 
+/// Most distinct event types (tables) a text capture may have. Text
+/// captures are of a few chosen events (the samples have 20); each type is
+/// a DuckDB table and views, about 0.3 MB of ingest memory, so a text
+/// inventing thousands of event names would cost gigabytes.
+pub const MAX_EVENT_TYPES: usize = 256;
+
 /// How much of a file we look at to decide whether it is ftrace text.
 const SNIFF: usize = 64 << 10;
 
@@ -203,6 +209,10 @@ impl TextTrace {
             let (name, pairs) = fields::event_fields(&ev.kind);
             let i = match index.get(&name) {
                 Some(&i) => i,
+                // Each event type is a table: a text inventing more names
+                // than any kernel has is damaged from there on (the lines
+                // of further types are counted as malformed by `run`).
+                None if self.shapes.len() >= MAX_EVENT_TYPES => continue,
                 None => {
                     index.insert(name.clone(), self.shapes.len());
                     self.shapes.push(Shape { name, keys: Vec::new(), kinds: Vec::new(), count: 0 });
@@ -331,9 +341,12 @@ impl TextTrace {
             first_ts.get_or_insert(ts);
             last_ts = Some(ts);
             let (name, pairs) = fields::event_fields(&ev.kind);
-            // Only a file changing between the two passes can miss here.
+            // A type beyond MAX_EVENT_TYPES (or a file changing between the passes).
             let Some(&t) = index.get(name.as_str()) else {
                 malformed += 1;
+                if damage.len() < 20 {
+                    damage.push(format!("line {no}: event type {:?} beyond the limit of {MAX_EVENT_TYPES} types", truncate(&name, 60)));
+                }
                 continue;
             };
             let info = match &ev.kind {
