@@ -117,6 +117,8 @@ impl EventFormat {
 
 /// Longest identifier we accept; a format with a longer name is corrupt.
 const MAX_NAME: usize = 256;
+/// No field reaches past this (the largest ring-buffer page we accept).
+pub const MAX_EVENT_BYTES: u64 = 1 << 24;
 /// Most fields an event format may have (real ones have a few dozen).
 pub const MAX_FIELDS: usize = 1024;
 
@@ -173,6 +175,10 @@ pub fn parse_field_line(line: &str, long_size: u8) -> Result<FieldDef, String> {
     }
     let offset = offset.ok_or_else(|| format!("field without offset: {line:?}"))?;
     let size = size.ok_or_else(|| format!("field without size: {line:?}"))?;
+    // An event lives in one ring-buffer page (at most 16 MiB, see header.rs).
+    if offset as u64 + size as u64 > MAX_EVENT_BYTES {
+        return Err(format!("field at offset {offset} of {size} bytes lies beyond any event ({MAX_EVENT_BYTES} bytes)"));
+    }
     let (type_name, name, array) = split_declaration(decl)?;
     let signed = signed.unwrap_or_else(|| ctype::scalar_type(&type_name, long_size).is_some_and(|(_, s)| s));
     let kind = classify(&type_name, array.as_deref(), size, signed, long_size);

@@ -38,8 +38,8 @@ pub struct Metadata {
     pub page_header: PageHeader,
     pub header_event: String,
     pub formats: Vec<EventFormat>,
-    /// Formats that failed to parse: (system, first line or name, reason).
-    pub bad_formats: Vec<(String, String, String)>,
+    /// Formats that failed to parse: (system, first line or name, reason, file offset).
+    pub bad_formats: Vec<(String, String, String, u64)>,
     pub cmdlines: HashMap<i32, String>,
     pub kallsyms_bytes: u64,
     pub printk_bytes: u64,
@@ -126,7 +126,7 @@ struct Builder {
     page_header: Option<PageHeader>,
     header_event: String,
     formats: Vec<EventFormat>,
-    bad_formats: Vec<(String, String, String)>,
+    bad_formats: Vec<(String, String, String, u64)>,
     cmdlines: HashMap<i32, String>,
     kallsyms_bytes: u64,
     printk_bytes: u64,
@@ -191,7 +191,9 @@ impl Builder {
             // counted as unknown later.
             Err(e) => {
                 let name = text.lines().next().unwrap_or("").to_string();
-                self.bad_formats.push((system.to_string(), name, e));
+                let name: String = name.chars().take(80).collect();
+                let e: String = e.chars().take(200).collect();
+                self.bad_formats.push((system.to_string(), name, e, at));
             }
         }
         Ok(())

@@ -245,6 +245,9 @@ impl TraceDat {
         }
         out(TASKS_TABLE, self.tasks_batch());
         report.stats = self.stats(&streams, dec);
+        for (sys, first, why, at) in &self.meta.bad_formats {
+            report.damage.push(format!("offset {at:#x}: event format {sys} {first:?} cannot be read, its events are kept raw: {why}"));
+        }
         for s in &streams {
             for d in &s.damage {
                 report.damage.push(format!("offset {:#x}: {}", d.offset, d.reason));
@@ -350,7 +353,7 @@ impl TraceDat {
             dec.stats.truncated_fields,
             "field values that did not fit in their event's payload (stored as NULL)",
         ));
-        for (sys, first, why) in &self.meta.bad_formats {
+        for (sys, first, why, _) in &self.meta.bad_formats {
             v.push(Stat::new(&format!("bad_format:{sys}:{first}"), None, Severity::Error, 1, why));
         }
         if !self.meta.other_instances.is_empty() {
