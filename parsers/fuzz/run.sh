@@ -1,5 +1,6 @@
 #!/bin/bash
-# Run fuzz targets one after another (never two at once: one core each).
+# Run fuzz targets one after another, one process each (never two at once:
+# the machine has 2 cores; -jobs=N would also send the output to fuzz-N.log).
 #   parsers/fuzz/run.sh SECONDS [TARGET...]     default: every target
 # New inputs go to parsers/fuzz/work/<target>/ (not committed); the seeds in
 # corpus/<target>/ are read only. Crashes land in parsers/fuzz/artifacts/<target>/.
@@ -27,7 +28,7 @@ for t in "${targets[@]}"; do
   mkdir -p "work/$t" "artifacts/$t"
   log="artifacts/$t/last-run.log"
   cargo +nightly fuzz run -O "$t" "work/$t" "corpus/$t" -- \
-    -max_total_time="$secs" -jobs=1 -workers=1 -rss_limit_mb=1024 -malloc_limit_mb=256 -timeout=10 \
+    -max_total_time="$secs" -rss_limit_mb=1024 -malloc_limit_mb=256 -timeout=10 \
     -max_len=1048576 -print_final_stats=1 -artifact_prefix="artifacts/$t/" >"$log" 2>&1
   rc=$?
   execs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$log" | grep -o '[0-9]*$')
