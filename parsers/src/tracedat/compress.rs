@@ -43,11 +43,21 @@ impl Codec {
 pub struct Inflater {
     codec: Codec,
     zstd: Option<zstd::bulk::Decompressor<'static>>,
+    /// Bytes taken in and given out so far (see [`MAX_RATIO`]).
+    read: u64,
+    given: u64,
 }
+
+/// What all the blocks one inflater handles (one CPU's chunks, or a file's
+/// metadata sections) may inflate to: 64 MiB plus 1024 times their
+/// compressed size. Trace pages compress 3 to 30 times; a file of thousands
+/// of tiny bombs, each within [`MAX_BLOCK`], would otherwise keep us
+/// inflating zeros for hours.
+pub const MAX_RATIO: u64 = 1024;
 
 impl Inflater {
     pub fn new(codec: Codec) -> Self {
-        Inflater { codec, zstd: None }
+        Inflater { codec, zstd: None, read: 0, given: 0 }
     }
 
     /// Decompress `input` into `out` (cleared first), expecting exactly
@@ -56,6 +66,17 @@ impl Inflater {
         if expected > MAX_BLOCK {
             return Err(format!("compressed block claims {expected} uncompressed bytes (limit {MAX_BLOCK})"));
         }
+        self.read += input.len() as u64;
+        let allowed = (MAX_BLOCK as u64).saturating_add(self.read.saturating_mul(MAX_RATIO));
+        if self.given + expected as u64 > allowed {
+            return Err(format!(
+                "compressed blocks would inflate to {} bytes from {} (more than {MAX_RATIO} times, beyond {} MiB)",
+                self.given + expected as u64,
+                self.read,
+                MAX_BLOCK >> 20
+            ));
+        }
+        self.given += expected as u64;
         out.clear();
         let got = match self.codec {
             Codec::Zlib => {
@@ -116,6 +137,19 @@ mod tests {
         let mut e = flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::default());
         e.write_all(data).unwrap();
         e.finish().unwrap()
+    }
+
+    #[test]
+    fn many_small_bombs_stop_at_the_ratio() {
+        let z = zstd::bulk::compress(&vec![0u8; 8 << 20], 19).unwrap();
+        let mut inf = Inflater::new(Codec::Zstd);
+        let mut out = Vec::new();
+        let mut n = 0;
+        while inf.inflate(&z, 8 << 20, &mut out).is_ok() {
+            n += 1;
+            assert!(n < 100);
+        }
+        assert!(n >= 8, "{n}");
     }
 
     #[test]

@@ -10,7 +10,7 @@
 
 use std::collections::HashMap;
 
-use super::compress::Codec;
+use super::compress::{Codec, Inflater};
 use super::options::{self, BufferInstance, CpuData, TraceOptions};
 use crate::bytes::{ByteReader, Endian};
 use crate::error::Damage;
@@ -354,7 +354,7 @@ fn section<'a>(
     file: &'a [u8],
     offset: u64,
     endian: Endian,
-    codec: Option<Codec>,
+    codec: &mut Option<Inflater>,
     scratch: &'a mut Vec<u8>,
 ) -> Result<(u16, u16, ByteReader<'a>), Damage> {
     if offset >= file.len() as u64 {
@@ -377,12 +377,12 @@ fn section<'a>(
     if flags & SECTION_COMPRESSED == 0 {
         return Ok((id, flags, ByteReader::new(body, body_at, endian)));
     }
-    let codec = codec.ok_or_else(|| Damage::new(offset, "compressed section in a file without compression"))?;
+    let codec = codec.as_mut().ok_or_else(|| Damage::new(offset, "compressed section in a file without compression"))?;
     let mut c = ByteReader::new(body, body_at, endian);
     let zsize = c.u32("compressed size")?;
     let usize_ = c.u32("uncompressed size")?;
     let z = c.sized(zsize as u64, "compressed section data")?;
-    codec.decompress_into(z, usize_, scratch).map_err(|e| Damage::new(body_at, e))?;
+    codec.inflate(z, usize_, scratch).map_err(|e| Damage::new(body_at, e))?;
     Ok((id, flags, ByteReader::new(scratch, body_at, endian)))
 }
 
@@ -416,13 +416,15 @@ fn parse_v7(file: &[u8], mut r: ByteReader, long_size: u8, page_size: u32) -> Re
     let mut b = Builder::new(endian, long_size);
     let mut opts = TraceOptions::default();
     let mut scratch = Vec::new();
+    // One inflater for every metadata section: their total is bounded too.
+    let mut inflater = codec.map(Inflater::new);
     let mut seen = std::collections::HashSet::new();
     // Options sections form a chain through the DONE option's offset.
     while next_options != 0 {
         if !seen.insert(next_options) {
             return Err(Damage::new(next_options, "options sections form a loop"));
         }
-        let (id, _, mut o) = section(file, next_options, endian, codec, &mut scratch)?;
+        let (id, _, mut o) = section(file, next_options, endian, &mut inflater, &mut scratch)?;
         if id != options::DONE {
             return Err(Damage::new(next_options, format!("expected an options section, found section id {id}")));
         }
@@ -440,7 +442,13 @@ fn parse_v7(file: &[u8], mut r: ByteReader, long_size: u8, page_size: u32) -> Re
         }
     }
     let sections = std::mem::take(&mut opts.sections);
+    // trace-cmd writes each section once; options repeating one (thousands
+    // of times, pointing at one big section) must not make us read it again.
+    let mut read_ids = std::collections::HashSet::new();
     for &(sid, offset) in &sections {
+        if !read_ids.insert(sid) {
+            continue;
+        }
         if matches!(sid, options::KALLSYMS | options::PRINTK | options::BTF_FILE | options::MODULES_FILE) {
             // Not needed to decode events (kallsyms alone is megabytes):
             // only their size is kept, without inflating them.
@@ -453,7 +461,7 @@ fn parse_v7(file: &[u8], mut r: ByteReader, long_size: u8, page_size: u32) -> Re
             }
             continue;
         }
-        let (id, _, mut s) = section(file, offset, endian, codec, &mut scratch)?;
+        let (id, _, mut s) = section(file, offset, endian, &mut inflater, &mut scratch)?;
         if id != sid {
             return Err(Damage::new(offset, format!("option points to section {sid} but found section {id}")));
         }
