@@ -346,7 +346,7 @@ CASES = [
     # ftrace text
     Case("text-binary-block", text_with(0.5, bytes((i * 131 + 7) & 0xFF for i in range(4096)) + b"\n"), "not an event line", kept=True),
     Case("text-10MB-line", text_with(0.3, b"x" * (10 << 20) + b"\n"), "not an event line", kept=True),
-    Case("text-5000-event-types", text_event_types, "beyond the limit of 256 types", kept=True),
+    Case("text-5000-event-types", text_event_types, "beyond the limit of 128 types", kept=True),
     Case("text-timestamps-overflow", text_bad_timestamps, "bad timestamp", kept=True),
     # blktrace binary
     Case("blk-pdu-len-lie", lambda t: blk_set(t, pdu_len_lie), "payload", kept=True),

@@ -104,9 +104,9 @@ pub struct TextTrace {
 
 /// Most distinct event types (tables) a text capture may have. Text
 /// captures are of a few chosen events (the samples have 20); each type is
-/// a DuckDB table and views, about 0.3 MB of ingest memory, so a text
+/// a DuckDB table and views, about 0.4 MB of ingest memory, so a text
 /// inventing thousands of event names would cost gigabytes.
-pub const MAX_EVENT_TYPES: usize = 256;
+pub const MAX_EVENT_TYPES: usize = 128;
 
 /// How much of a file we look at to decide whether it is ftrace text.
 const SNIFF: usize = 64 << 10;
