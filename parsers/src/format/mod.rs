@@ -198,9 +198,16 @@ fn split_declaration(decl: &str) -> Result<(String, String, Option<String>), Str
         _ => (decl, None),
     };
     let head = head.trim_end();
-    let split = head.rfind(|c: char| c.is_whitespace() || c == '*').ok_or_else(|| format!("no type in field declaration {decl:?}"))?;
-    let name = head[split + 1..].to_string();
-    let type_name = head[..split + 1].trim().to_string();
+    // The name follows the last blank or `*`, which may be a multi-byte
+    // character (U+00A0 is whitespace too): split after its last byte.
+    let split = head
+        .char_indices()
+        .rev()
+        .find(|&(_, c)| c.is_whitespace() || c == '*')
+        .map(|(i, c)| i + c.len_utf8())
+        .ok_or_else(|| format!("no type in field declaration {decl:?}"))?;
+    let name = head[split..].to_string();
+    let type_name = head[..split].trim().to_string();
     if name.is_empty() || name.len() > MAX_NAME || type_name.is_empty() {
         return Err(format!("bad field declaration {decl:?}"));
     }
@@ -390,6 +397,15 @@ print fmt: \"bdi %s: ino=%lu index=%lu\", REC->name, (unsigned long)REC->ino, RE
         assert_eq!(k("field:bool sync;\toffset:8;\tsize:1;\tsigned:0;").kind, FieldKind::Bool);
         let u = k("field:const char __attribute__((user)) * filename;\toffset:16;\tsize:8;\tsigned:0;");
         assert_eq!(u.name, "filename");
+    }
+
+    /// Found by the `event_format` fuzz target: a non-breaking space
+    /// (2 bytes in UTF-8) before the field name made us slice inside it.
+    #[test]
+    fn multibyte_blank_before_the_name() {
+        let f = parse_field_line("field:char\u{a0}name;\toffset:8;\tsize:4;\tsigned:0;", 8).unwrap();
+        assert_eq!((f.type_name.as_str(), f.name.as_str()), ("char", "name"));
+        assert_eq!(parse_field_line("field:int\u{2003}x\u{a0};\toffset:8;\tsize:4;", 8).unwrap().name, "x");
     }
 
     #[test]
