@@ -1,6 +1,7 @@
 # Writeback Advisor: set-up, demo and tests.
 #   make demo   install everything (apt packages, Python venv, Rust build) and run on samples
 #   make test   the Rust and Python test suites (parity against the real trace-cmd, blkparse, btt)
+#   make fuzz-short  each parser's fuzz target for 60 s, one at a time (nightly Rust, cargo-fuzz)
 SHELL := /bin/bash
 PY := .venv/bin/python
 SAMPLE := sample_traces/fio-ext4-v7-zstd.dat
@@ -9,7 +10,7 @@ ANALYZE_SAMPLE := sample_traces/stable-pages-ext4-v7-zstd.dat
 APT_PACKAGES := trace-cmd blktrace zstd
 STAMP := .venv/.installed
 
-.PHONY: install demo test test-rust test-python bench clean
+.PHONY: install demo test test-rust test-python fuzz-short bench clean
 
 $(STAMP): pyproject.toml parsers/Cargo.toml parsers/Cargo.lock $(shell find parsers/src -name '*.rs')
 	@# "dpkg -s" succeeds for a removed package whose config files remain, so ask for "installed".
@@ -41,9 +42,13 @@ test-python: install
 
 test: install test-rust test-python
 
+# Skips with a message when nightly Rust is missing; installs cargo-fuzz if needed.
+fuzz-short:
+	parsers/fuzz/run.sh 60
+
 bench: install
 	$(PY) benchmarks/ingest_vs_trace_cmd.py
 	$(PY) benchmarks/ingest_vs_blkparse.py
 
 clean:
-	rm -rf .venv parsers/target
+	rm -rf .venv parsers/target parsers/fuzz/target parsers/fuzz/work parsers/fuzz/artifacts

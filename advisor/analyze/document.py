@@ -35,6 +35,8 @@ def capture_facts(con) -> dict:
         "lost_events": int(lost),
         "data_loss": [{"name": n, "cpu": c, "count": int(k), "description": d} for n, c, k, d in lost_by],
         "damaged": info.get("partial") == "true",
+        # Where each input stopped being readable (file, offset or line, why).
+        "damage": [d for d in info.get("damage", "").split("\n") if d],
         "kernel_release": info.get("kernel_release") or None,
     }
 

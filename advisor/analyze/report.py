@@ -39,7 +39,8 @@ def _header(doc: dict) -> Panel:
         lost.append("  metrics undercount what happened; re-capture with larger buffers (advisor capture)")
     t.add_row("quality", lost)
     if c["damaged"]:
-        t.add_row("", Text("damaged input: findings cover what was read before the damage", style="bold red"))
+        where = f" ({c['damage'][0]})" if c.get("damage") else ""
+        t.add_row("damaged", Text(f"findings cover only what was read before the damage{where}", style="bold red"))
     return Panel(t, title="capture", border_style="dim")
 
 

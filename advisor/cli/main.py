@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import signal
 import sys
 
 import typer
@@ -48,9 +49,9 @@ def run(argv: list[str] | None = None) -> int:
     except typer.Abort:
         err.print("aborted")
         return 130
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as e:
         err.print("interrupted")
-        return 130
+        return 143 if isinstance(e, _Terminated) else 130
     except typer.TyperException as e:
         # Click's own errors (unknown option, missing argument, no command).
         if type(e).__name__ == "NoArgsIsHelpError":
@@ -69,7 +70,17 @@ def run(argv: list[str] | None = None) -> int:
         return INTERNAL_ERROR
 
 
+class _Terminated(KeyboardInterrupt):
+    """SIGTERM (`kill`), unwound like Ctrl-C so that clean-up runs (an
+    ingest removes its temporary store; see store/ingest.py)."""
+
+
+def _on_sigterm(_signum, _frame) -> None:
+    raise _Terminated()
+
+
 def main() -> None:
+    signal.signal(signal.SIGTERM, _on_sigterm)
     sys.exit(run())
 
 

@@ -183,22 +183,50 @@ def ingest(paths: list[Path], store: Path, digest: str | None = None, progress: 
     for p in (tmp, Path(str(tmp) + ".wal")):
         p.unlink(missing_ok=True)
     store.parent.mkdir(parents=True, exist_ok=True)
-    con = duckdb.connect(str(tmp), config={"memory_limit": DUCKDB_MEMORY_LIMIT})
+    _remove_dead_temps(store)
+    con = None
     try:
+        # Inside the try: Ctrl-C can land just after the file is created.
+        con = duckdb.connect(str(tmp), config={"memory_limit": DUCKDB_MEMORY_LIMIT})
         # One transaction: a commit per statement would sync the WAL each time.
         con.execute("BEGIN TRANSACTION")
         result = _load(con, sources, inputs, digest, progress)
         con.execute("COMMIT")
         con.close()
         os.replace(tmp, store)
-    except BaseException:
-        con.close()
+    except BaseException as e:
+        # Ctrl-C or kill (SIGTERM is unwound the same way, cli/main.py) may
+        # land inside DuckDB: closing can fail then, the removal must not.
+        try:
+            if con is not None:
+                con.close()
+        except Exception:  # noqa: BLE001
+            pass
         tmp.unlink(missing_ok=True)
         Path(str(tmp) + ".wal").unlink(missing_ok=True)
+        # DuckDB turns a Ctrl-C during a query into "Query interrupted".
+        if isinstance(e, (RuntimeError, duckdb.Error)) and "interrupted" in str(e).lower():
+            raise KeyboardInterrupt from None
         raise
     result.store = store
     result.seconds = time.perf_counter() - started
     return result
+
+
+def _remove_dead_temps(store: Path) -> None:
+    """Temporary stores left by ingests that were killed (SIGKILL, power
+    loss: no chance to clean up). Never read as stores; removed once the
+    process that wrote one is gone."""
+    for p in store.parent.glob(f".{store.name}.*.tmp*"):
+        pid = p.name[len(store.name) + 2 :].split(".", 1)[0]
+        if not pid.isdigit() or int(pid) == os.getpid():
+            continue
+        try:
+            os.kill(int(pid), 0)
+        except ProcessLookupError:
+            p.unlink(missing_ok=True)
+        except OSError:
+            pass
 
 
 def ingest_trace(trace: Path, store: Path, digest: str | None = None, progress: Progress | None = None) -> IngestResult:

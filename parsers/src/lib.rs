@@ -6,8 +6,10 @@
 pub mod blktrace;
 pub mod bytes;
 pub mod columns;
+pub mod data;
 pub mod error;
 pub mod format;
+pub mod fuzzing;
 pub mod source;
 pub mod stats;
 pub mod tables;

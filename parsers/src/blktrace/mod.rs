@@ -39,6 +39,9 @@ pub enum Input {
     PerCpu(Vec<(String, u32, PathBuf)>),
     /// One file (or stdin) holding every CPU's records.
     Single { name: String, path: Option<PathBuf> },
+    /// Bytes in memory (fuzz targets, tests): one buffer is a merged file
+    /// (`stream`: a `blktrace -o -` stream), several are per-CPU files.
+    Memory { name: String, cpus: Vec<Vec<u8>>, stream: bool },
 }
 
 pub struct BlkTrace {
@@ -135,6 +138,12 @@ impl BlkTrace {
         Ok(BlkTrace { input: Input::Single { name: name.clone(), path: Some(arg.to_path_buf()) }, total_bytes: len, names: vec![name] })
     }
 
+    /// blktrace data held in memory (see [`Input::Memory`]).
+    pub fn from_memory(name: &str, cpus: Vec<Vec<u8>>, stream: bool) -> BlkTrace {
+        let total_bytes = cpus.iter().map(|c| c.len() as u64).sum();
+        BlkTrace { input: Input::Memory { name: name.to_string(), cpus, stream }, total_bytes, names: vec![name.to_string()] }
+    }
+
     /// Several device sets parsed together (`blkparse -i a -i b`).
     pub fn open_many(args: &[PathBuf]) -> Result<BlkTrace> {
         let mut files = Vec::new();
@@ -151,8 +160,8 @@ impl BlkTrace {
                         total += one.total_bytes;
                     }
                 }
-                Input::Single { .. } if args.len() == 1 => return Ok(one),
-                Input::Single { .. } => {
+                Input::Single { .. } | Input::Memory { .. } if args.len() == 1 => return Ok(one),
+                Input::Single { .. } | Input::Memory { .. } => {
                     return Err(ParseError::Unsupported {
                         path: a.clone(),
                         reason: "a merged blktrace file or stdin must be ingested on its own".into(),
@@ -176,6 +185,7 @@ impl TraceSource for BlkTrace {
                 Input::PerCpu(_) => "per-CPU files".to_string(),
                 Input::Single { path: None, .. } => "stream on stdin".to_string(),
                 Input::Single { .. } => "merged file".to_string(),
+                Input::Memory { .. } => "in memory".to_string(),
             },
         )];
         v.push(("blktrace_inputs".into(), self.names.join(",")));
@@ -200,6 +210,7 @@ impl TraceSource for BlkTrace {
         let mut stats = Vec::new();
         let mut truncated = 0u64;
         let mut info = Vec::new();
+        let memory_reader = |name: &str, data: Vec<u8>| Reader::new(name.to_string(), Box::new(std::io::Cursor::new(data)));
         match self.input {
             Input::PerCpu(files) => {
                 let mut streams = Vec::new();
@@ -212,28 +223,19 @@ impl TraceSource for BlkTrace {
                         Err(e) => damage.push(format!("{name}: {e}")),
                     }
                 }
-                let mut merge = Merge::new(streams, &mut run.notes);
-                let mut n = 0u64;
-                while let Some((_, r)) = merge.next(&mut run.notes) {
-                    run.emit(r, None);
-                    n += 1;
-                    if n % 8192 == 0 {
-                        progress.store(merge.streams.iter().map(|s| s.reader.offset).sum(), Ordering::Relaxed);
-                    }
-                }
-                for s in &merge.streams {
-                    damage.extend(s.reader.damage_line());
-                    truncated += s.reader.truncated_bytes;
-                    if s.wrong_cpu > 0 {
-                        stats.push(Stat::new(
-                            "records_on_wrong_cpu",
-                            Some(s.cpu as i32),
-                            Severity::Error,
-                            s.wrong_cpu,
-                            "records whose cpu field does not match their per-CPU file (skipped, as blkparse does)",
-                        ));
-                    }
-                }
+                per_cpu(streams, &mut run, progress, &mut damage, &mut stats, &mut truncated);
+            }
+            Input::Memory { name, cpus, .. } if cpus.len() > 1 => {
+                let streams = cpus
+                    .into_iter()
+                    .enumerate()
+                    .map(|(i, d)| CpuStream::new(memory_reader(&format!("{name}.blktrace.{i}"), d), i as u32))
+                    .collect();
+                per_cpu(streams, &mut run, progress, &mut damage, &mut stats, &mut truncated);
+            }
+            Input::Memory { name, mut cpus, stream } => {
+                let reader = memory_reader(&name, cpus.pop().unwrap_or_default());
+                single(reader, stream, &mut run, progress, &mut damage, &mut stats, &mut truncated, &mut info);
             }
             Input::Single { name, path } => {
                 let src: Box<dyn std::io::Read + Send> = match &path {
@@ -246,49 +248,7 @@ impl TraceSource for BlkTrace {
                     },
                     None => Box::new(std::io::BufReader::with_capacity(1 << 20, std::io::stdin())),
                 };
-                let mut reader = Reader::new(name, src);
-                // A merged file is already in blkparse's order: keep it (btt
-                // reads it as is). A stream from `blktrace -o -` interleaves
-                // CPU buffers: order it the way `blkparse -i -` does.
-                let mut pipe = path.is_none().then(PipeSort::default);
-                let mut first_time = None;
-                let mut n = 0u64;
-                while let Some(r) = reader.next() {
-                    if action::is_notify(r.h.action) && action::code(r.h.action) != action::tn::MESSAGE {
-                        run.notes.take(&r, reader.endian.unwrap_or(crate::bytes::Endian::Little));
-                        continue;
-                    }
-                    if !action::is_notify(r.h.action) {
-                        first_time.get_or_insert(r.h.time);
-                    }
-                    n += 1;
-                    if n % 8192 == 0 {
-                        progress.store(reader.offset, Ordering::Relaxed);
-                    }
-                    match pipe.as_mut() {
-                        Some(p) => p.push(r, &mut |r| run.emit(r, None)),
-                        None => run.emit(r, None),
-                    }
-                }
-                if let Some(p) = pipe.as_mut() {
-                    p.finish(&mut |r| run.emit(r, None));
-                    if p.forced_out > 0 {
-                        stats.push(Stat::new(
-                            "blk_pipe_reordered",
-                            None,
-                            Severity::Info,
-                            p.forced_out,
-                            "records released ahead of blkparse's order (a sequence hole held over a million records back)",
-                        ));
-                    }
-                }
-                damage.extend(reader.damage_line());
-                truncated += reader.truncated_bytes;
-                if first_time == Some(0) {
-                    // blkparse -d subtracts the first record's time from every
-                    // record it dumps (notify records keep the absolute time).
-                    info.push(("blktrace_ts_origin".into(), "the first record (blkparse -d writes times relative to it)".into()));
-                }
+                single(Reader::new(name, src), path.is_none(), &mut run, progress, &mut damage, &mut stats, &mut truncated, &mut info);
             }
         }
         progress.store(self.total_bytes, Ordering::Relaxed);
@@ -300,5 +260,95 @@ impl TraceSource for BlkTrace {
             "bytes of a partial record at the end of an input (dropped)",
         ));
         run.finish(stats, damage, info)
+    }
+}
+
+/// Merge per-CPU streams in blkparse's order into `run`.
+fn per_cpu(
+    streams: Vec<CpuStream>,
+    run: &mut Run,
+    progress: &AtomicU64,
+    damage: &mut Vec<String>,
+    stats: &mut Vec<Stat>,
+    truncated: &mut u64,
+) {
+    let mut merge = Merge::new(streams, &mut run.notes);
+    let mut n = 0u64;
+    while let Some((_, r)) = merge.next(&mut run.notes) {
+        run.emit(r, None);
+        n += 1;
+        if n % 8192 == 0 {
+            progress.store(merge.streams.iter().map(|s| s.reader.offset).sum(), Ordering::Relaxed);
+        }
+    }
+    for s in &merge.streams {
+        damage.extend(s.reader.damage_line());
+        *truncated += s.reader.truncated_bytes;
+        if s.wrong_cpu > 0 {
+            stats.push(Stat::new(
+                "records_on_wrong_cpu",
+                Some(s.cpu as i32),
+                Severity::Error,
+                s.wrong_cpu,
+                "records whose cpu field does not match their per-CPU file (skipped, as blkparse does)",
+            ));
+        }
+    }
+}
+
+/// One reader holding every CPU's records: a merged file, or (`stream`) a
+/// `blktrace -o -` stream.
+#[allow(clippy::too_many_arguments)]
+fn single(
+    mut reader: Reader,
+    stream: bool,
+    run: &mut Run,
+    progress: &AtomicU64,
+    damage: &mut Vec<String>,
+    stats: &mut Vec<Stat>,
+    truncated: &mut u64,
+    info: &mut Vec<(String, String)>,
+) {
+    // A merged file is already in blkparse's order: keep it (btt
+    // reads it as is). A stream from `blktrace -o -` interleaves
+    // CPU buffers: order it the way `blkparse -i -` does.
+    let mut pipe = stream.then(PipeSort::default);
+    let mut first_time = None;
+    let mut n = 0u64;
+    while let Some(r) = reader.next() {
+        if action::is_notify(r.h.action) && action::code(r.h.action) != action::tn::MESSAGE {
+            run.notes.take(&r, reader.endian.unwrap_or(crate::bytes::Endian::Little));
+            continue;
+        }
+        if !action::is_notify(r.h.action) {
+            first_time.get_or_insert(r.h.time);
+        }
+        n += 1;
+        if n % 8192 == 0 {
+            progress.store(reader.offset, Ordering::Relaxed);
+        }
+        match pipe.as_mut() {
+            Some(p) => p.push(r, &mut |r| run.emit(r, None)),
+            None => run.emit(r, None),
+        }
+    }
+    if let Some(p) = pipe.as_mut() {
+        p.finish(&mut |r| run.emit(r, None));
+        if p.forced_out > 0 {
+            stats.push(Stat::new(
+                "blk_pipe_reordered",
+                None,
+                Severity::Info,
+                p.forced_out,
+                "records released ahead of blkparse's order (a sequence hole held over a million records back)",
+            ));
+        }
+    }
+    damage.extend(reader.damage_line());
+    *truncated += reader.truncated_bytes;
+    if first_time == Some(0) {
+        // blkparse -d subtracts the first record's time from every
+        // record it dumps (notify records keep the absolute time).
+        info.push(("blktrace_ts_origin".into(), "the first record (blkparse -d writes times relative to it)".into()));
     }
 }

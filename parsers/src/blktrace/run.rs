@@ -191,6 +191,15 @@ impl<'a> Run<'a> {
         }
         let devices: std::collections::BTreeSet<String> = self.per_cpu.keys().map(|(d, _)| tables::dev_name(*d)).collect();
         info.push(("blktrace_devices".into(), devices.into_iter().collect::<Vec<_>>().join(" ")));
+        // Every input that stopped at damage (bad magic, version, a cut
+        // record, an unreadable file, a malformed text line) counts once.
+        stats.push(Stat::new(
+            "blk_damaged_inputs",
+            None,
+            Severity::Error,
+            damage.len() as u64,
+            "places where reading an input stopped or skipped because the data is damaged (trace_info.damage says where)",
+        ));
         RunReport {
             damaged: !damage.is_empty(),
             damage,

@@ -269,6 +269,39 @@ pub fn is_known_other(line: &str) -> bool {
         || t.starts_with("Completion wait")
 }
 
+/// Longest line we read (64 KiB): blkparse lines are about 100 bytes,
+/// message lines a few hundred; a longer one is skipped, not buffered.
+pub const MAX_LINE: usize = 64 << 10;
+
+/// Read one line (with its newline) into `line`, keeping at most `max`
+/// bytes: the rest of a longer line is read past, not stored. Returns the
+/// bytes consumed (0 at the end) and whether the line was cut.
+fn read_line_bounded(r: &mut dyn BufRead, line: &mut Vec<u8>, max: usize) -> std::io::Result<(usize, bool)> {
+    let (mut consumed, mut long) = (0, false);
+    loop {
+        let buf = match r.fill_buf() {
+            Ok(b) => b,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        };
+        if buf.is_empty() {
+            return Ok((consumed, long));
+        }
+        let (n, end) = match memchr::memchr(b'\n', buf) {
+            Some(i) => (i + 1, true),
+            None => (buf.len(), false),
+        };
+        let room = max.saturating_sub(line.len());
+        long |= n > room;
+        line.extend_from_slice(&buf[..n.min(room)]);
+        r.consume(n);
+        consumed += n;
+        if end {
+            return Ok((consumed, long));
+        }
+    }
+}
+
 /// True if the start of a file looks like blkparse text.
 pub fn looks_like_blkparse(head: &str) -> bool {
     head.lines().filter(|l| !l.trim().is_empty()).take(20).any(|l| parse_line(l).is_some())
@@ -278,12 +311,19 @@ pub fn looks_like_blkparse(head: &str) -> bool {
 pub struct BlkParseText {
     path: PathBuf,
     total_bytes: u64,
+    /// The text itself when it is held in memory (fuzz targets, tests).
+    data: Option<Vec<u8>>,
 }
 
 impl BlkParseText {
     pub fn open(path: &Path) -> Result<BlkParseText> {
         let m = std::fs::metadata(path).map_err(|source| ParseError::Io { path: path.to_path_buf(), source })?;
-        Ok(BlkParseText { path: path.to_path_buf(), total_bytes: m.len() })
+        Ok(BlkParseText { path: path.to_path_buf(), total_bytes: m.len(), data: None })
+    }
+
+    /// blkparse text held in memory; `path` names it in messages.
+    pub fn from_bytes(path: &Path, data: Vec<u8>) -> BlkParseText {
+        BlkParseText { path: path.to_path_buf(), total_bytes: data.len() as u64, data: Some(data) }
     }
 }
 
@@ -316,22 +356,35 @@ impl TraceSource for BlkParseText {
         let mut run = Run::new(limits, out);
         let mut damage = Vec::new();
         let (mut malformed, mut read) = (0u64, 0u64);
-        match std::fs::File::open(&self.path) {
-            Ok(f) => {
-                let mut r = std::io::BufReader::with_capacity(1 << 20, f);
+        let src: std::io::Result<Box<dyn BufRead>> = match self.data {
+            Some(d) => Ok(Box::new(std::io::Cursor::new(d))),
+            None => std::fs::File::open(&self.path).map(|f| Box::new(std::io::BufReader::with_capacity(1 << 20, f)) as Box<dyn BufRead>),
+        };
+        match src {
+            Ok(mut r) => {
                 let mut line = Vec::new();
                 let mut no = 0u64;
                 loop {
                     line.clear();
-                    match r.read_until(b'\n', &mut line) {
-                        Ok(0) => break,
-                        Ok(n) => read += n as u64,
+                    let long = match read_line_bounded(&mut r, &mut line, MAX_LINE) {
+                        Ok((0, _)) => break,
+                        Ok((n, long)) => {
+                            read += n as u64;
+                            long
+                        }
                         Err(e) => {
                             damage.push(format!("{}: {e}", self.path.display()));
                             break;
                         }
-                    }
+                    };
                     no += 1;
+                    if long {
+                        malformed += 1;
+                        if damage.len() < 20 {
+                            damage.push(format!("{}: line {no}: longer than {MAX_LINE} bytes (skipped)", self.path.display()));
+                        }
+                        continue;
+                    }
                     let text = String::from_utf8_lossy(&line);
                     let text = text.trim_end_matches(['\n', '\r']);
                     match parse_line(text) {
@@ -372,6 +425,19 @@ impl TraceSource for BlkParseText {
 mod tests {
     use super::*;
     use crate::blktrace::action::{letter, rwbs};
+
+    #[test]
+    fn long_lines_are_read_past_not_stored() {
+        let mut text = vec![b'x'; 3 * MAX_LINE];
+        text.extend_from_slice(b"\nnext\n");
+        let mut r = std::io::Cursor::new(text);
+        let mut line = Vec::new();
+        assert_eq!(read_line_bounded(&mut r, &mut line, MAX_LINE).unwrap(), (3 * MAX_LINE + 1, true));
+        assert_eq!(line.len(), MAX_LINE);
+        line.clear();
+        assert_eq!(read_line_bounded(&mut r, &mut line, MAX_LINE).unwrap(), (5, false));
+        assert_eq!(line, b"next\n");
+    }
 
     #[test]
     fn event_lines() {

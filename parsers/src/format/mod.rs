@@ -117,6 +117,10 @@ impl EventFormat {
 
 /// Longest identifier we accept; a format with a longer name is corrupt.
 const MAX_NAME: usize = 256;
+/// No field reaches past this (the largest ring-buffer page we accept).
+pub const MAX_EVENT_BYTES: u64 = 1 << 24;
+/// Most fields an event format may have (real ones have a few dozen).
+pub const MAX_FIELDS: usize = 1024;
 
 /// Parse one event format description. `long_size` is the traced kernel's
 /// `sizeof(long)` (4 or 8), needed for dynamic arrays of `long`.
@@ -132,6 +136,9 @@ pub fn parse_event_format(text: &str, system: &str, long_size: u8) -> Result<Eve
         } else if let Some(v) = t.strip_prefix("ID:") {
             id = Some(v.trim().parse::<u32>().map_err(|_| format!("bad event ID {:?}", v.trim()))?);
         } else if t.starts_with("field:") || t.starts_with("field ") {
+            if fields.len() == MAX_FIELDS {
+                return Err(format!("more than {MAX_FIELDS} fields"));
+            }
             fields.push(parse_field_line(t, long_size)?);
         } else if let Some(v) = t.strip_prefix("print fmt:") {
             print_fmt = v.trim().to_string();
@@ -168,6 +175,10 @@ pub fn parse_field_line(line: &str, long_size: u8) -> Result<FieldDef, String> {
     }
     let offset = offset.ok_or_else(|| format!("field without offset: {line:?}"))?;
     let size = size.ok_or_else(|| format!("field without size: {line:?}"))?;
+    // An event lives in one ring-buffer page (at most 16 MiB, see header.rs).
+    if offset as u64 + size as u64 > MAX_EVENT_BYTES {
+        return Err(format!("field at offset {offset} of {size} bytes lies beyond any event ({MAX_EVENT_BYTES} bytes)"));
+    }
     let (type_name, name, array) = split_declaration(decl)?;
     let signed = signed.unwrap_or_else(|| ctype::scalar_type(&type_name, long_size).is_some_and(|(_, s)| s));
     let kind = classify(&type_name, array.as_deref(), size, signed, long_size);
@@ -187,9 +198,16 @@ fn split_declaration(decl: &str) -> Result<(String, String, Option<String>), Str
         _ => (decl, None),
     };
     let head = head.trim_end();
-    let split = head.rfind(|c: char| c.is_whitespace() || c == '*').ok_or_else(|| format!("no type in field declaration {decl:?}"))?;
-    let name = head[split + 1..].to_string();
-    let type_name = head[..split + 1].trim().to_string();
+    // The name follows the last blank or `*`, which may be a multi-byte
+    // character (U+00A0 is whitespace too): split after its last byte.
+    let split = head
+        .char_indices()
+        .rev()
+        .find(|&(_, c)| c.is_whitespace() || c == '*')
+        .map(|(i, c)| i + c.len_utf8())
+        .ok_or_else(|| format!("no type in field declaration {decl:?}"))?;
+    let name = head[split..].to_string();
+    let type_name = head[..split].trim().to_string();
     if name.is_empty() || name.len() > MAX_NAME || type_name.is_empty() {
         return Err(format!("bad field declaration {decl:?}"));
     }
@@ -313,6 +331,13 @@ pub fn parse_header_page(text: &str) -> Result<PageHeader, String> {
     if commit.size != 4 && commit.size != 8 {
         return Err(format!("header_page commit is {} bytes", commit.size));
     }
+    // The timestamp and commit word sit in front of the data.
+    if ts.offset as u64 + 8 > data.offset as u64 || commit.offset as u64 + commit.size as u64 > data.offset as u64 {
+        return Err(format!(
+            "header_page fields overlap the data (timestamp at {}, commit at {}, data at {})",
+            ts.offset, commit.offset, data.offset
+        ));
+    }
     Ok(PageHeader { timestamp_offset: ts.offset, commit_offset: commit.offset, commit_size: commit.size as u8, data_offset: data.offset })
 }
 
@@ -372,6 +397,15 @@ print fmt: \"bdi %s: ino=%lu index=%lu\", REC->name, (unsigned long)REC->ino, RE
         assert_eq!(k("field:bool sync;\toffset:8;\tsize:1;\tsigned:0;").kind, FieldKind::Bool);
         let u = k("field:const char __attribute__((user)) * filename;\toffset:16;\tsize:8;\tsigned:0;");
         assert_eq!(u.name, "filename");
+    }
+
+    /// Found by the `event_format` fuzz target: a non-breaking space
+    /// (2 bytes in UTF-8) before the field name made us slice inside it.
+    #[test]
+    fn multibyte_blank_before_the_name() {
+        let f = parse_field_line("field:char\u{a0}name;\toffset:8;\tsize:4;\tsigned:0;", 8).unwrap();
+        assert_eq!((f.type_name.as_str(), f.name.as_str()), ("char", "name"));
+        assert_eq!(parse_field_line("field:int\u{2003}x\u{a0};\toffset:8;\tsize:4;", 8).unwrap().name, "x");
     }
 
     #[test]

@@ -9,8 +9,20 @@
 
 use super::line::EventKind;
 
-/// Event name and (key, value) pairs of one line.
+/// Most `key=value` pairs of one line that become columns (real events
+/// print a few dozen; the rest of a longer line stays in the `info` text).
+/// Keeps a hostile line of a million pairs from costing a million columns
+/// or a quadratic key search.
+pub const MAX_PAIRS: usize = 256;
+
+/// Event name and (key, value) pairs of one line (at most [`MAX_PAIRS`]).
 pub fn event_fields<'a>(kind: &EventKind<'a>) -> (String, Vec<(&'a str, &'a str)>) {
+    let (name, mut pairs) = all_fields(kind);
+    pairs.truncate(MAX_PAIRS);
+    (name, pairs)
+}
+
+fn all_fields<'a>(kind: &EventKind<'a>) -> (String, Vec<(&'a str, &'a str)>) {
     match kind {
         EventKind::Named { name, info } => {
             let pairs = if name.starts_with("sys_enter_") && !info.contains('=') {

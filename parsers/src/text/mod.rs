@@ -92,7 +92,7 @@ struct Header {
 
 pub struct TextTrace {
     path: PathBuf,
-    map: memmap2::Mmap,
+    map: crate::data::Data,
     shapes: Vec<Shape>,
     header: Header,
     has_tgid: bool,
@@ -101,6 +101,12 @@ pub struct TextTrace {
     specs: Vec<TableSpec>,
     info_names: Vec<String>,
 }
+
+/// Most distinct event types (tables) a text capture may have. Text
+/// captures are of a few chosen events (the samples have 20); each type is
+/// a DuckDB table and views, about 0.4 MB of ingest memory, so a text
+/// inventing thousands of event names would cost gigabytes.
+pub const MAX_EVENT_TYPES: usize = 128;
 
 /// How much of a file we look at to decide whether it is ftrace text.
 const SNIFF: usize = 64 << 10;
@@ -162,10 +168,11 @@ fn is_known_noise(l: &str) -> bool {
 
 impl TextTrace {
     pub fn open(path: &Path) -> Result<TextTrace> {
-        let io = |source| ParseError::Io { path: path.to_path_buf(), source };
-        let file = std::fs::File::open(path).map_err(io)?;
-        // Safety: read-only map of a file we do not modify.
-        let map = unsafe { memmap2::Mmap::map(&file) }.map_err(io)?;
+        TextTrace::from_data(path, crate::data::Data::map(path)?)
+    }
+
+    /// Read ftrace text held in `map`; `path` names it in errors.
+    pub fn from_data(path: &Path, map: crate::data::Data) -> Result<TextTrace> {
         let mut t = TextTrace {
             path: path.to_path_buf(),
             map,
@@ -202,6 +209,10 @@ impl TextTrace {
             let (name, pairs) = fields::event_fields(&ev.kind);
             let i = match index.get(&name) {
                 Some(&i) => i,
+                // Each event type is a table: a text inventing more names
+                // than any kernel has is damaged from there on (the lines
+                // of further types are counted as malformed by `run`).
+                None if self.shapes.len() >= MAX_EVENT_TYPES => continue,
                 None => {
                     index.insert(name.clone(), self.shapes.len());
                     self.shapes.push(Shape { name, keys: Vec::new(), kinds: Vec::new(), count: 0 });
@@ -330,9 +341,12 @@ impl TextTrace {
             first_ts.get_or_insert(ts);
             last_ts = Some(ts);
             let (name, pairs) = fields::event_fields(&ev.kind);
-            // Only a file changing between the two passes can miss here.
+            // A type beyond MAX_EVENT_TYPES (or a file changing between the passes).
             let Some(&t) = index.get(name.as_str()) else {
                 malformed += 1;
+                if damage.len() < 20 {
+                    damage.push(format!("line {no}: event type {:?} beyond the limit of {MAX_EVENT_TYPES} types", truncate(&name, 60)));
+                }
                 continue;
             };
             let info = match &ev.kind {

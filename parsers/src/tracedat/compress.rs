@@ -2,15 +2,20 @@
 //!
 //! trace-cmd compresses with whole-buffer calls: zlib's `compress2` (a zlib
 //! stream with header, RFC 1950) or a zstd frame. Each block states its
-//! compressed and uncompressed sizes; we never trust the uncompressed size
-//! for allocation beyond [`MAX_BLOCK`], and check the output matches it.
+//! compressed and uncompressed sizes. Neither is trusted: a block may claim
+//! at most [`MAX_BLOCK`] bytes (a decompression bomb stops there), a zstd
+//! frame must state the same size in its own header before anything is
+//! allocated, zlib output grows only as data really comes out, and the
+//! output must match the stated size exactly.
 
 use std::io::Read;
 
-/// Largest uncompressed block we accept. trace-cmd compresses flyrecord data
-/// in chunks of a few pages and metadata sections are small (kallsyms, a few
-/// MB, is the largest); anything claiming more is corrupt or hostile.
-pub const MAX_BLOCK: u32 = 256 << 20;
+/// Largest uncompressed block we accept (64 MiB). trace-cmd compresses
+/// flyrecord data in chunks of 10 pages (40 KiB with 4 KiB pages) and the
+/// metadata sections we inflate are small (event formats: tens of KiB; the
+/// 5 MB kallsyms is never inflated); anything claiming more is corrupt or
+/// hostile. Documented in README.md ("Hostile input").
+pub const MAX_BLOCK: u32 = 64 << 20;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Codec {
@@ -38,11 +43,21 @@ impl Codec {
 pub struct Inflater {
     codec: Codec,
     zstd: Option<zstd::bulk::Decompressor<'static>>,
+    /// Bytes taken in and given out so far (see [`MAX_RATIO`]).
+    read: u64,
+    given: u64,
 }
+
+/// What all the blocks one inflater handles (one CPU's chunks, or a file's
+/// metadata sections) may inflate to: 64 MiB plus 1024 times their
+/// compressed size. Trace pages compress 3 to 30 times; a file of thousands
+/// of tiny bombs, each within [`MAX_BLOCK`], would otherwise keep us
+/// inflating zeros for hours.
+pub const MAX_RATIO: u64 = 1024;
 
 impl Inflater {
     pub fn new(codec: Codec) -> Self {
-        Inflater { codec, zstd: None }
+        Inflater { codec, zstd: None, read: 0, given: 0 }
     }
 
     /// Decompress `input` into `out` (cleared first), expecting exactly
@@ -51,18 +66,45 @@ impl Inflater {
         if expected > MAX_BLOCK {
             return Err(format!("compressed block claims {expected} uncompressed bytes (limit {MAX_BLOCK})"));
         }
+        self.read += input.len() as u64;
+        let allowed = (MAX_BLOCK as u64).saturating_add(self.read.saturating_mul(MAX_RATIO));
+        if self.given + expected as u64 > allowed {
+            return Err(format!(
+                "compressed blocks would inflate to {} bytes from {} (more than {MAX_RATIO} times, beyond {} MiB)",
+                self.given + expected as u64,
+                self.read,
+                MAX_BLOCK >> 20
+            ));
+        }
+        self.given += expected as u64;
         out.clear();
         let got = match self.codec {
             Codec::Zlib => {
-                out.reserve_exact(expected as usize + 1);
-                // Read at most one byte more than promised, to detect a block
-                // that inflates beyond its stated size without buffering a bomb.
+                // zlib cannot say how much a stream will give, and inflates at
+                // most ~1032:1: reserve no more than that, let the vector grow
+                // with the real output, and read at most one byte more than
+                // promised, to detect a block that inflates beyond its stated
+                // size without buffering a bomb.
+                let bound = (input.len() as u64).saturating_mul(1032).saturating_add(64);
+                out.reserve_exact((expected as u64 + 1).min(bound) as usize);
                 flate2::read::ZlibDecoder::new(input)
                     .take(expected as u64 + 1)
                     .read_to_end(out)
                     .map_err(|e| format!("cannot decompress zlib block: {e}"))?
             }
             Codec::Zstd => {
+                // A frame that states its content size must agree with the
+                // block header before we allocate for it.
+                match zstd::zstd_safe::get_frame_content_size(input) {
+                    Ok(Some(n)) if n == expected as u64 => {}
+                    Ok(Some(n)) => return Err(format!("zstd frame says {n} bytes, block header says {expected}")),
+                    // trace-cmd's frames leave the size out: the buffer is then
+                    // sized from the block header, already held to MAX_BLOCK
+                    // here and, for CPU data, to the budget of all CPUs
+                    // (cpu.rs); the pages are only touched as data comes out.
+                    Ok(None) => {}
+                    Err(_) => return Err(format!("not a zstd frame ({} bytes)", input.len())),
+                }
                 out.reserve_exact(expected as usize);
                 // Decompresses into the spare capacity only: a frame that
                 // would inflate further is an error, not an allocation.
@@ -74,11 +116,15 @@ impl Inflater {
                     .map_err(|e| format!("cannot decompress zstd block of {} bytes into {expected}: {e}", input.len()))?
             }
         };
-        match got as u64 {
-            n if n == expected as u64 => Ok(()),
-            n if n > expected as u64 => Err(format!("compressed block inflates beyond its stated size of {expected} bytes")),
-            n => Err(format!("compressed block gave {n} bytes, header says {expected}")),
-        }
+        check_size(got, expected)
+    }
+}
+
+fn check_size(got: usize, expected: u32) -> Result<(), String> {
+    match got as u64 {
+        n if n == expected as u64 => Ok(()),
+        n if n > expected as u64 => Err(format!("compressed block inflates beyond its stated size of {expected} bytes")),
+        n => Err(format!("compressed block gave {n} bytes, header says {expected}")),
     }
 }
 
@@ -91,6 +137,19 @@ mod tests {
         let mut e = flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::default());
         e.write_all(data).unwrap();
         e.finish().unwrap()
+    }
+
+    #[test]
+    fn many_small_bombs_stop_at_the_ratio() {
+        let z = zstd::bulk::compress(&vec![0u8; 8 << 20], 19).unwrap();
+        let mut inf = Inflater::new(Codec::Zstd);
+        let mut out = Vec::new();
+        let mut n = 0;
+        while inf.inflate(&z, 8 << 20, &mut out).is_ok() {
+            n += 1;
+            assert!(n < 100);
+        }
+        assert!(n >= 8, "{n}");
     }
 
     #[test]
@@ -114,5 +173,32 @@ mod tests {
         assert!(Codec::Zstd.decompress_into(&z, 6000, &mut out).is_err());
         assert!(Codec::Zlib.decompress_into(b"garbage", 10, &mut out).is_err());
         assert!(Codec::Zstd.decompress_into(&z, MAX_BLOCK + 1, &mut out).is_err());
+    }
+
+    /// Found by the `inflate` fuzz target: 5 bytes of zlib claiming 256 MiB
+    /// made us reserve the claim before reading anything.
+    #[test]
+    fn a_claimed_size_is_not_an_allocation() {
+        let mut out = Vec::new();
+        assert!(Codec::Zlib.decompress_into(b"", MAX_BLOCK, &mut out).is_err());
+        assert!(out.capacity() < 1 << 20);
+        // A frame stating its size must agree before anything is reserved.
+        let z = zstd::bulk::compress(&[1u8; 5000], 3).unwrap();
+        let mut out = Vec::new();
+        assert!(Codec::Zstd.decompress_into(&z, MAX_BLOCK, &mut out).is_err());
+        assert_eq!(out.capacity(), 0);
+        crate::fuzzing::inflate(&[0, 0, 0, 0, 0x10]);
+    }
+
+    /// A bomb: a zstd frame of a few KiB that really inflates to 65 MiB.
+    #[test]
+    fn bomb_stops_at_the_limit() {
+        let big = vec![0u8; (MAX_BLOCK as usize) + 4096];
+        let z = zstd::bulk::compress(&big, 19).unwrap();
+        assert!(z.len() < 64 << 10);
+        let mut out = Vec::new();
+        let e = Codec::Zstd.decompress_into(&z, big.len() as u32, &mut out).unwrap_err();
+        assert!(e.contains("limit"), "{e}");
+        assert!(out.capacity() == 0);
     }
 }

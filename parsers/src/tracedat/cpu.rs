@@ -5,6 +5,9 @@
 //! `<u32 count>` then per chunk `<u32 compressed size><u32 size><data>`; each
 //! chunk inflates to whole pages, one chunk in memory at a time.
 
+use std::cell::Cell;
+use std::rc::Rc;
+
 use super::compress::{Codec, Inflater};
 use super::ring::{page_info, EntryCounts, Missed, PageWalker};
 use crate::bytes::{ByteReader, Endian};
@@ -40,12 +43,27 @@ pub struct Event {
 }
 
 enum Source<'a> {
-    Mapped { data: &'a [u8], base: u64, next: usize },
-    Chunked { chunks: ByteReader<'a>, region_start: u64, left: u32, codec: Inflater, buf: Vec<u8>, buf_base: u64, next: usize },
+    Mapped {
+        data: &'a [u8],
+        base: u64,
+        next: usize,
+    },
+    Chunked {
+        chunks: ByteReader<'a>,
+        region_start: u64,
+        left: u32,
+        codec: Inflater,
+        buf: Vec<u8>,
+        buf_base: u64,
+        next: usize,
+        /// Bytes of `buf` counted against the shared [`StreamConfig::inflated`] budget.
+        held: usize,
+    },
 }
 
 pub struct CpuStream<'a> {
     pub cpu: u32,
+    inflated: Rc<Cell<usize>>,
     source: Source<'a>,
     page_size: usize,
     header: PageHeader,
@@ -71,7 +89,15 @@ pub struct StreamConfig {
     pub header: PageHeader,
     pub endian: Endian,
     pub codec: Option<Codec>,
+    /// Bytes of decompressed chunks held by all CPU streams together (each
+    /// holds its current chunk while the merge runs).
+    pub inflated: Rc<Cell<usize>>,
 }
+
+/// Cap on decompressed chunk bytes held by all CPUs at once (64 MiB): real
+/// chunks are 10 pages, so even 256 CPUs hold 10 MiB; a file whose chunks
+/// claim more (many CPUs each with a bomb) is damaged past this point.
+pub const MAX_INFLATED_TOTAL: usize = 64 << 20;
 
 impl<'a> CpuStream<'a> {
     /// `file` is the whole trace file; `offset`/`size` this CPU's region.
@@ -118,11 +144,13 @@ impl<'a> CpuStream<'a> {
                     buf: Vec::new(),
                     buf_base: start,
                     next: 0,
+                    held: 0,
                 }
             }
         };
         CpuStream {
             cpu,
+            inflated: cfg.inflated.clone(),
             source,
             page_size: cfg.page_size as usize,
             header: cfg.header,
@@ -187,7 +215,7 @@ impl<'a> CpuStream<'a> {
                     *next += ps;
                     (at, *base + at as u64)
                 }
-                Source::Chunked { chunks, left, codec, buf, buf_base, next, .. } => {
+                Source::Chunked { chunks, left, codec, buf, buf_base, next, held, .. } => {
                     if *next + ps <= buf.len() {
                         let at = *next;
                         *next += ps;
@@ -213,6 +241,28 @@ impl<'a> CpuStream<'a> {
                                 return false;
                             }
                         };
+                        // Count the chunk against the budget shared by all CPUs before inflating it.
+                        let need = usize_ as usize;
+                        if need > *held {
+                            let total = self.inflated.get() - *held + need;
+                            if total > MAX_INFLATED_TOTAL {
+                                self.damage.push(Damage::new(
+                                    chunk_at,
+                                    format!(
+                                        "CPU {}: chunk of {need} bytes would take the decompressed chunks of all CPUs to {total} bytes \
+                                         (limit {MAX_INFLATED_TOTAL})",
+                                        self.cpu
+                                    ),
+                                ));
+                                self.stats.bad_chunks += 1;
+                                buf.clear();
+                                *buf_base = chunk_at;
+                                *next = 0;
+                                continue;
+                            }
+                            self.inflated.set(total);
+                            *held = need;
+                        }
                         if let Err(e) = codec.inflate(data, usize_, buf) {
                             self.damage.push(Damage::new(chunk_at, format!("CPU {}: {e}", self.cpu)));
                             self.stats.bad_chunks += 1;

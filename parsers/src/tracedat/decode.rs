@@ -248,7 +248,12 @@ impl Decoder {
     pub fn new(formats: &[EventFormat], endian: Endian, batch_rows: usize, max_pending_bytes: usize) -> Self {
         let keys: Vec<(String, String)> = formats.iter().map(|f| (f.system.clone(), f.name.clone())).collect();
         let names = tables::table_names(&keys);
-        let cap = batch_rows.clamp(1, 16384);
+        // Builders are pre-sized for a batch, within a budget (64 MiB of
+        // 8-byte values) over every column of every format: a file with
+        // thousands of formats or fields gets small builders that grow
+        // with the events really seen.
+        let columns: usize = formats.iter().map(|f| f.fields.len() + 8).sum::<usize>().max(1);
+        let cap = batch_rows.clamp(1, 16384).min(((64usize << 20) / 8 / columns).max(16));
         let mut specs = Vec::new();
         let mut tables_ = Vec::new();
         let mut by_id = vec![0u32; 65536];

@@ -10,7 +10,7 @@
 
 use std::collections::HashMap;
 
-use super::compress::Codec;
+use super::compress::{Codec, Inflater};
 use super::options::{self, BufferInstance, CpuData, TraceOptions};
 use crate::bytes::{ByteReader, Endian};
 use crate::error::Damage;
@@ -22,6 +22,9 @@ pub const MAGIC: &[u8; 10] = b"\x17\x08\x44tracing";
 const MAX_FORMATS: u32 = 100_000;
 const MAX_SYSTEMS: u32 = 10_000;
 const MAX_FORMAT_TEXT: u64 = 1 << 20;
+/// Formats in a whole file: a distribution kernel has ~3000 tracepoints,
+/// and ring-buffer event ids are 16 bits anyway.
+const MAX_TOTAL_FORMATS: usize = 16384;
 const SECTION_COMPRESSED: u16 = 1;
 
 #[derive(Debug, Clone)]
@@ -35,8 +38,8 @@ pub struct Metadata {
     pub page_header: PageHeader,
     pub header_event: String,
     pub formats: Vec<EventFormat>,
-    /// Formats that failed to parse: (system, first line or name, reason).
-    pub bad_formats: Vec<(String, String, String)>,
+    /// Formats that failed to parse: (system, first line or name, reason, file offset).
+    pub bad_formats: Vec<(String, String, String, u64)>,
     pub cmdlines: HashMap<i32, String>,
     pub kallsyms_bytes: u64,
     pub printk_bytes: u64,
@@ -92,6 +95,30 @@ fn check_page_size(size: u32, offset: u64) -> Result<(), Damage> {
     Ok(())
 }
 
+/// Each CPU's data is its own region of the file: regions that overlap
+/// (say, a thousand CPUs all pointing at one compressed bomb) would make
+/// us read and inflate the same bytes again and again. Regions running
+/// past the end of the file are left to the CPU streams (a cut file keeps
+/// its whole pages).
+fn check_cpu_regions(cpus: &[CpuData], compressed: bool) -> Result<(), Damage> {
+    let mut spans: Vec<(u64, u64, u32)> = cpus
+        .iter()
+        .filter(|c| c.size > 0)
+        // Compressed data has a 4-byte chunk count in front that the size leaves out.
+        .map(|c| (c.offset, c.offset.saturating_add(c.size).saturating_add(if compressed { 4 } else { 0 }), c.cpu))
+        .collect();
+    spans.sort();
+    for w in spans.windows(2) {
+        if w[1].0 < w[0].1 {
+            return Err(Damage::new(
+                w[1].0,
+                format!("data of CPU {} (at {:#x}) overlaps the data of CPU {} ({:#x}..{:#x})", w[1].2, w[1].0, w[0].2, w[0].0, w[0].1),
+            ));
+        }
+    }
+    Ok(())
+}
+
 /// State shared by both versions while the metadata is assembled.
 struct Builder {
     endian: Endian,
@@ -99,7 +126,7 @@ struct Builder {
     page_header: Option<PageHeader>,
     header_event: String,
     formats: Vec<EventFormat>,
-    bad_formats: Vec<(String, String, String)>,
+    bad_formats: Vec<(String, String, String, u64)>,
     cmdlines: HashMap<i32, String>,
     kallsyms_bytes: u64,
     printk_bytes: u64,
@@ -137,6 +164,9 @@ impl Builder {
             return Err(Damage::new(at, "expected \"header_event\""));
         }
         let n = r.u64("header_event size")?;
+        if n > MAX_FORMAT_TEXT {
+            return Err(Damage::new(at, format!("header_event of {n} bytes")));
+        }
         self.header_event = String::from_utf8_lossy(r.sized(n, "header_event")?).into_owned();
         // Kernels before 2.6.31 used another ring-buffer event header.
         if !self.header_event.contains("type_len") {
@@ -147,6 +177,9 @@ impl Builder {
 
     fn one_format(&mut self, r: &mut ByteReader, system: &str) -> Result<(), Damage> {
         let at = r.offset();
+        if self.formats.len() + self.bad_formats.len() >= MAX_TOTAL_FORMATS {
+            return Err(Damage::new(at, format!("more than {MAX_TOTAL_FORMATS} event formats")));
+        }
         let n = r.u64("event format size")?;
         if n > MAX_FORMAT_TEXT {
             return Err(Damage::new(at, format!("event format of {n} bytes")));
@@ -158,7 +191,9 @@ impl Builder {
             // counted as unknown later.
             Err(e) => {
                 let name = text.lines().next().unwrap_or("").to_string();
-                self.bad_formats.push((system.to_string(), name, e));
+                let name: String = name.chars().take(80).collect();
+                let e: String = e.chars().take(200).collect();
+                self.bad_formats.push((system.to_string(), name, e, at));
             }
         }
         Ok(())
@@ -238,6 +273,7 @@ impl Builder {
         if page_header.data_offset as u64 >= data_page_size as u64 {
             return Err(Damage::new(0, "header_page data offset beyond the page size"));
         }
+        check_cpu_regions(&cpus, cpu_compressed)?;
         let other_instances = options.buffers.iter().filter(|b| !b.name.is_empty()).map(|b| b.name.clone()).collect();
         Ok(Metadata {
             version,
@@ -318,7 +354,7 @@ fn section<'a>(
     file: &'a [u8],
     offset: u64,
     endian: Endian,
-    codec: Option<Codec>,
+    codec: &mut Option<Inflater>,
     scratch: &'a mut Vec<u8>,
 ) -> Result<(u16, u16, ByteReader<'a>), Damage> {
     if offset >= file.len() as u64 {
@@ -341,12 +377,12 @@ fn section<'a>(
     if flags & SECTION_COMPRESSED == 0 {
         return Ok((id, flags, ByteReader::new(body, body_at, endian)));
     }
-    let codec = codec.ok_or_else(|| Damage::new(offset, "compressed section in a file without compression"))?;
+    let codec = codec.as_mut().ok_or_else(|| Damage::new(offset, "compressed section in a file without compression"))?;
     let mut c = ByteReader::new(body, body_at, endian);
     let zsize = c.u32("compressed size")?;
     let usize_ = c.u32("uncompressed size")?;
     let z = c.sized(zsize as u64, "compressed section data")?;
-    codec.decompress_into(z, usize_, scratch).map_err(|e| Damage::new(body_at, e))?;
+    codec.inflate(z, usize_, scratch).map_err(|e| Damage::new(body_at, e))?;
     Ok((id, flags, ByteReader::new(scratch, body_at, endian)))
 }
 
@@ -380,13 +416,15 @@ fn parse_v7(file: &[u8], mut r: ByteReader, long_size: u8, page_size: u32) -> Re
     let mut b = Builder::new(endian, long_size);
     let mut opts = TraceOptions::default();
     let mut scratch = Vec::new();
+    // One inflater for every metadata section: their total is bounded too.
+    let mut inflater = codec.map(Inflater::new);
     let mut seen = std::collections::HashSet::new();
     // Options sections form a chain through the DONE option's offset.
     while next_options != 0 {
         if !seen.insert(next_options) {
             return Err(Damage::new(next_options, "options sections form a loop"));
         }
-        let (id, _, mut o) = section(file, next_options, endian, codec, &mut scratch)?;
+        let (id, _, mut o) = section(file, next_options, endian, &mut inflater, &mut scratch)?;
         if id != options::DONE {
             return Err(Damage::new(next_options, format!("expected an options section, found section id {id}")));
         }
@@ -404,7 +442,13 @@ fn parse_v7(file: &[u8], mut r: ByteReader, long_size: u8, page_size: u32) -> Re
         }
     }
     let sections = std::mem::take(&mut opts.sections);
+    // trace-cmd writes each section once; options repeating one (thousands
+    // of times, pointing at one big section) must not make us read it again.
+    let mut read_ids = std::collections::HashSet::new();
     for &(sid, offset) in &sections {
+        if !read_ids.insert(sid) {
+            continue;
+        }
         if matches!(sid, options::KALLSYMS | options::PRINTK | options::BTF_FILE | options::MODULES_FILE) {
             // Not needed to decode events (kallsyms alone is megabytes):
             // only their size is kept, without inflating them.
@@ -417,7 +461,7 @@ fn parse_v7(file: &[u8], mut r: ByteReader, long_size: u8, page_size: u32) -> Re
             }
             continue;
         }
-        let (id, _, mut s) = section(file, offset, endian, codec, &mut scratch)?;
+        let (id, _, mut s) = section(file, offset, endian, &mut inflater, &mut scratch)?;
         if id != sid {
             return Err(Damage::new(offset, format!("option points to section {sid} but found section {id}")));
         }

@@ -26,7 +26,7 @@ use ring::Missed;
 
 pub struct TraceDat {
     pub path: PathBuf,
-    map: memmap2::Mmap,
+    map: crate::data::Data,
     pub meta: Metadata,
 }
 
@@ -96,15 +96,14 @@ impl TimeConv {
 
 impl TraceDat {
     pub fn open(path: &Path) -> Result<TraceDat> {
-        let io = |source| ParseError::Io { path: path.to_path_buf(), source };
-        let file = std::fs::File::open(path).map_err(io)?;
-        let len = file.metadata().map_err(io)?.len();
-        if len == 0 {
+        TraceDat::from_data(path, crate::data::Data::map(path)?)
+    }
+
+    /// Parse the metadata of a trace.dat held in `map`; `path` names it in errors.
+    pub fn from_data(path: &Path, map: crate::data::Data) -> Result<TraceDat> {
+        if map.is_empty() {
             return Err(ParseError::UnknownFormat { path: path.to_path_buf(), reason: "empty file".into() });
         }
-        // Safety: the map is read-only; a file truncated under us while
-        // mapped would fault, which is why ingest hashes and reads promptly.
-        let map = unsafe { memmap2::Mmap::map(&file) }.map_err(io)?;
         let meta = header::parse(&map).map_err(|d| {
             if d.offset == 0 && d.reason.starts_with("no trace.dat magic") {
                 ParseError::UnknownFormat { path: path.to_path_buf(), reason: d.reason }
@@ -205,6 +204,7 @@ impl TraceDat {
             header: m.page_header,
             endian: m.endian,
             codec: if m.cpu_compressed { m.codec } else { None },
+            inflated: Default::default(),
         };
         let mut cpus = m.cpus.clone();
         cpus.sort_by_key(|c| c.cpu);
@@ -245,6 +245,9 @@ impl TraceDat {
         }
         out(TASKS_TABLE, self.tasks_batch());
         report.stats = self.stats(&streams, dec);
+        for (sys, first, why, at) in &self.meta.bad_formats {
+            report.damage.push(format!("offset {at:#x}: event format {sys} {first:?} cannot be read, its events are kept raw: {why}"));
+        }
         for s in &streams {
             for d in &s.damage {
                 report.damage.push(format!("offset {:#x}: {}", d.offset, d.reason));
@@ -350,7 +353,7 @@ impl TraceDat {
             dec.stats.truncated_fields,
             "field values that did not fit in their event's payload (stored as NULL)",
         ));
-        for (sys, first, why) in &self.meta.bad_formats {
+        for (sys, first, why, _) in &self.meta.bad_formats {
             v.push(Stat::new(&format!("bad_format:{sys}:{first}"), None, Severity::Error, 1, why));
         }
         if !self.meta.other_instances.is_empty() {

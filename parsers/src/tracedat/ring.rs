@@ -54,7 +54,7 @@ pub struct PageInfo {
 pub fn page_info(page: &[u8], hdr: &PageHeader, endian: Endian) -> Result<PageInfo, String> {
     let data_off = hdr.data_offset as usize;
     let cs = hdr.commit_size as usize;
-    if page.len() < data_off || page.len() < hdr.commit_offset as usize + cs {
+    if page.len() < data_off || page.len() < hdr.commit_offset as usize + cs || page.len() < hdr.timestamp_offset as usize + 8 {
         return Err(format!("page of {} bytes is shorter than its header", page.len()));
     }
     let ts_off = hdr.timestamp_offset as usize;

@@ -1,0 +1,92 @@
+//! Entry points of the fuzz targets (`parsers/fuzz`) and of the regression
+//! tests that replay what they found: each runs one parser over bytes held
+//! in memory to the end, the way ingest does, and drops the batches.
+//!
+//! A parser may return an error for any input; it must never panic, hang,
+//! or allocate what the input merely claims. Small batch limits make the
+//! flush paths run on small inputs too.
+
+use std::path::Path;
+use std::sync::atomic::AtomicU64;
+
+use crate::data::Data;
+use crate::source::{Limits, TraceSource};
+
+const LIMITS: Limits = Limits { batch_rows: 512, max_pending_bytes: 1 << 20 };
+
+fn drain(src: Box<dyn TraceSource>) {
+    let _ = (src.format(), src.info(), src.specs(), src.side_tables(), src.total_bytes());
+    let progress = AtomicU64::new(0);
+    let report = src.run(LIMITS, &progress, &mut |_, b| {
+        std::hint::black_box(b.num_rows());
+    });
+    std::hint::black_box(report);
+}
+
+/// A trace.dat (any version, any compression).
+pub fn tracedat(data: &[u8]) {
+    if let Ok(t) = crate::tracedat::TraceDat::from_data(Path::new("fuzz.dat"), Data::Owned(data.to_vec())) {
+        drain(Box::new(t));
+    }
+}
+
+/// One event format description (as in `events/<system>/<event>/format`)
+/// for each long size, and the text as a `header_page`.
+pub fn event_format(data: &[u8]) {
+    let text = String::from_utf8_lossy(data);
+    for long_size in [4, 8] {
+        if let Ok(f) = crate::format::parse_event_format(&text, "fuzz", long_size) {
+            // Building the decoder turns every field into a column.
+            let mut dec = crate::tracedat::decode::Decoder::new(&[f], crate::bytes::Endian::Little, 4, 1 << 16);
+            dec.finish(&mut |_, b| {
+                std::hint::black_box(b.num_rows());
+            });
+        }
+    }
+    let _ = crate::format::parse_header_page(&text);
+}
+
+/// ftrace text (tracefs `trace`, `trace_pipe`, `trace-cmd report`).
+pub fn ftrace_text(data: &[u8]) {
+    if let Ok(t) = crate::text::TextTrace::from_data(Path::new("fuzz.txt"), Data::Owned(data.to_vec())) {
+        drain(Box::new(t));
+    }
+}
+
+/// blktrace binary data. The first byte picks the shape: a merged file, a
+/// `blktrace -o -` stream, or per-CPU files (the rest split in two at the
+/// offset in the next two bytes).
+pub fn blktrace(data: &[u8]) {
+    let Some((&mode, rest)) = data.split_first() else { return };
+    let src = match mode % 3 {
+        0 => crate::blktrace::BlkTrace::from_memory("fuzz", vec![rest.to_vec()], false),
+        1 => crate::blktrace::BlkTrace::from_memory("fuzz", vec![rest.to_vec()], true),
+        _ => {
+            let cut = rest.get(..2).map_or(0, |b| u16::from_le_bytes([b[0], b[1]]) as usize);
+            let body = rest.get(2..).unwrap_or(&[]);
+            let (a, b) = body.split_at(cut.min(body.len()));
+            crate::blktrace::BlkTrace::from_memory("fuzz", vec![a.to_vec(), b.to_vec()], false)
+        }
+    };
+    drain(Box::new(src));
+}
+
+/// blkparse's default text output.
+pub fn blkparse_text(data: &[u8]) {
+    drain(Box::new(crate::blktrace::text::BlkParseText::from_bytes(Path::new("fuzz.txt"), data.to_vec())));
+}
+
+/// One compressed block: byte 0 picks the codec, bytes 1..5 are the size
+/// the block header states, the rest is the compressed data.
+pub fn inflate(data: &[u8]) {
+    use crate::tracedat::compress::{Codec, Inflater};
+    if data.len() < 5 {
+        return;
+    }
+    let codec = if data[0] & 1 == 0 { Codec::Zlib } else { Codec::Zstd };
+    let expected = u32::from_le_bytes([data[1], data[2], data[3], data[4]]);
+    let mut out = Vec::new();
+    if Inflater::new(codec).inflate(&data[5..], expected, &mut out).is_ok() {
+        assert_eq!(out.len(), expected as usize);
+    }
+}
