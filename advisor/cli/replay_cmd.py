@@ -1,4 +1,5 @@
-"""`advisor replay`: what each kernel policy would have done with this capture's workload."""
+"""`advisor replay`: what each kernel policy would have done with this capture's workload,
+or with a synthetic one described on the command line."""
 
 from __future__ import annotations
 
@@ -6,37 +7,71 @@ from pathlib import Path
 from typing import List, Optional
 
 import typer
+from rich.table import Table
 
-from advisor.cli.console import print_json
+from advisor.cli.console import err, print_json
 from advisor.cli.sql_cmd import resolve_stores
-from advisor.errors import TraceFormatError
-from advisor.replay import engine
+from advisor.errors import TraceFormatError, UsageError
+from advisor.replay import engine, synthetic
 from advisor.replay.report import render
-from advisor.replay.workload import from_store
+from advisor.replay.workload import Workload, from_store
 from advisor.store import open_store
 
 
 def replay(
-    traces: List[Path] = typer.Argument(..., help="The incident's captures (trace.dat, text, blktrace) or one store."),
+    traces: Optional[List[Path]] = typer.Argument(None, help="The incident's captures (trace.dat, text, blktrace) or one store."),
+    workload: Optional[str] = typer.Option(None, "--workload", "-w", help="NAME[:key=value,...]: a synthetic workload instead of a capture (see --list-workloads)."),
+    list_workloads: bool = typer.Option(False, "--list-workloads", help="The synthetic workloads and their parameters."),
     problem: Optional[List[str]] = typer.Option(None, "--problem", "-p", help="Only this problem id (repeatable); default all five."),
     policy: Optional[List[str]] = typer.Option(None, "--policy", help="PROBLEM=POLICY[,POLICY]: which policies to run for a problem."),
     kernel: Optional[str] = typer.Option(None, "--kernel", "-k", help="Kernel release whose policies count as the capture's own (default: its uname)."),
     json_out: bool = typer.Option(False, "--json", help="{workload, observed, results} as JSON on stdout."),
 ) -> None:
     """Replay the capture's page dirtying under each problem's kernel policies, side by side
-    with what the capture shows.
+    with what the capture shows; or replay a synthetic workload (the seeds' benchmarks).
 
-    Example: advisor replay sample_traces/sync-xfs-v6.dat --problem sync-flusher-stall
+    Examples:
+      advisor replay sample_traces/sync-xfs-v6.dat --problem sync-flusher-stall
+      advisor replay --workload fio-snapshot:rw=randwrite,jobs=4 --json
+      advisor replay --workload fsmark-sync:device=nvme,mem=8G -p sync-flusher-stall
     """
+    if list_workloads:
+        _print_workloads(json_out)
+        return
     selection = engine.select(list(problem) if problem else None, list(policy) if policy else None)
-    store = resolve_stores(traces)
-    label = str(traces[0]) if len(traces) == 1 else f"{len(traces)} inputs"
-    with open_store(store) as con:
-        workload = from_store(con, label)
-    if not len(workload.dirty_ts):
-        raise TraceFormatError(f"{label}: no page-dirtying events (writeback:writeback_dirty_folio/_page) to replay")
-    doc = engine.replay(workload, selection, kernel)
+    doc = engine.replay(_workload(traces or [], workload), selection, kernel)
     if json_out:
         print_json(doc)
     else:
         render(doc)
+
+
+def _workload(traces: list[Path], description: str | None) -> Workload:
+    if description is not None and traces:
+        raise UsageError("give captures or --workload, not both")
+    if description is not None:
+        return synthetic.build(description)
+    if not traces:
+        raise UsageError("nothing to replay: give captures, or --workload NAME (see --list-workloads)")
+    store = resolve_stores(traces)
+    label = str(traces[0]) if len(traces) == 1 else f"{len(traces)} inputs"
+    with open_store(store) as con:
+        w = from_store(con, label)
+    if not len(w.dirty_ts):
+        raise TraceFormatError(f"{label}: no page-dirtying events (writeback:writeback_dirty_folio/_page) to replay")
+    return w
+
+
+def _print_workloads(json_out: bool) -> None:
+    if json_out:
+        print_json({name: {"summary": spec.SUMMARY, "params": {k: {"default": p.default, "kind": p.kind, "help": p.help}
+                                                                 for k, p in synthetic.params_of(name).items()}}
+                    for name, spec in synthetic.WORKLOADS.items()})
+        return
+    for name, spec in synthetic.WORKLOADS.items():
+        t = Table(title=f"{name}: {spec.SUMMARY}", title_justify="left")
+        for col in ("parameter", "default", "kind", "meaning"):
+            t.add_column(col)
+        for k, p in synthetic.params_of(name).items():
+            t.add_row(k, p.default, p.kind, p.help)
+        err.print(t)

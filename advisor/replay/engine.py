@@ -71,7 +71,8 @@ def replay(w: Workload, selection: Selection, kernel: str | None = None) -> dict
         if reason:
             skipped[problem] = reason
             continue
-        observed[problem] = _plain(model.observed(w))
+        # A synthetic workload (w.params: its description) has nothing observed.
+        observed[problem] = {} if w.params else _plain(model.observed(w))
         for pid in selection.policies[problem]:
             policy = model.policy(pid)
             results.append({

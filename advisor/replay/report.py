@@ -26,6 +26,8 @@ def render(doc: dict) -> None:
     head = (f"{wl['source']}: {wl['dirtying_events']:,} dirtying events, {wl['inodes']:,} inodes, {wl['span_seconds']:.3f} s; "
             f"kernel {wl['kernel'] or 'unknown'}\ndevice: {dev['bandwidth_mb_s']:,.0f} MB/s, {dev['latency_ms']} ms/request, "
             f"queue depth {dev['queue_depth']} — {dev['source']}")
+    if wl["params"]:
+        head += "\ndescription: " + ", ".join(f"{k}={v}" for k, v in wl["params"].items())
     if wl["assumptions"]:
         head += "\nassumptions:\n" + "\n".join(f"  • {a}" for a in wl["assumptions"])
     err.print(Panel(head, title="replay workload", expand=False), markup=False)
@@ -37,12 +39,15 @@ def render(doc: dict) -> None:
         names = list(dict.fromkeys(k for r in rows for k in r["metrics"]))
         t = Table(title=problem, title_justify="left")
         t.add_column("metric")
-        t.add_column("observed", justify="right")
+        synthetic = bool(wl["params"])  # nothing was observed
+        if not synthetic:
+            t.add_column("observed", justify="right")
         for r in rows:
             own = " (this kernel)" if r["own_kernel"] else ""
             t.add_column(f"{r['policy']}{own}\n[dim]{r['kernels']}[/]", justify="right")
         for name in names:
-            t.add_row(name, _fmt(observed.get(name)), *[_fmt(r["metrics"].get(name)) for r in rows])
+            first = [] if synthetic else [_fmt(observed.get(name))]
+            t.add_row(name, *first, *[_fmt(r["metrics"].get(name)) for r in rows])
         err.print(t)
     for problem, reason in doc["not_applicable"].items():
         err.print(f"[dim]{problem}: not replayed — {reason}[/]")

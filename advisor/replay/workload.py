@@ -120,7 +120,7 @@ class Workload:
             "page_size": self.page_size,
             "span_seconds": round((self.end_ts - self.start_ts) / 1e9, 6),
             "dirtying_events": int(len(self.dirty_ts)),
-            "dirtied_bytes": int(len(self.dirty_ts)) * self.page_size,
+            "dirtied_bytes": int(len(self.dirty_ts)) * self.folio_bytes,
             "inodes": int(len(np.unique(self.dirty_ino))) if len(self.dirty_ino) else 0,
             "writers": int(len(np.unique(self.dirty_pid))) if len(self.dirty_pid) else 0,
             "operations": {k: len(v) for k, v in sorted(self.ops.items()) if len(v)},

@@ -113,3 +113,31 @@ def test_a_capture_without_dirtying_is_one_line_exit_2():
     r = run_cli("replay", str(SAMPLES / "blk-ext4-fsync.bin"))
     assert r.code == 2
     assert "no page-dirtying events" in one_line_error(r)
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--workload", "nope"], "unknown workload 'nope'"),
+    (["--workload", "fio-snapshot:rw=read"], "rw='read' is not one of write, randwrite"),
+    (["--workload", "fio-snapshot:jobs=two"], "jobs='two' is not a whole number"),
+    (["--workload", "fio-snapshot:jobs"], "'jobs' is not key=value"),
+    (["--workload", "fio-snapshot:colour=red"], "unknown parameter 'colour'"),
+    (["--workload", "fsync-jobs:write_rate=0"], "write_rate='0' must be more than 0"),
+    (["--workload", "dbench:runtime=1e9"], "the limit is 200,000,000"),
+    ([], "nothing to replay"),
+])
+def test_malformed_workload_description_is_one_line_exit_2(args, message):
+    r = run_cli("replay", *args)
+    assert r.code == 2
+    assert message in one_line_error(r)
+
+
+def test_synthetic_workload_json_and_listing():
+    r = run_cli("replay", "--workload", "fsync-jobs:jobs=2,total=1G", "-p", "btrfs-full-fsync-fallback", "--json")
+    assert r.code == 0, r.err
+    doc = json.loads(r.out)
+    assert doc["workload"]["params"]["workload"] == "fsync-jobs" and doc["workload"]["params"]["jobs"] == "2"
+    assert doc["workload"]["dirtying_events"] == 2 * 8192
+    assert {x["policy"] for x in doc["results"]} == {"full-sync-on-release", "fast-fsync"}
+    listing = run_cli("replay", "--list-workloads", "--json")
+    assert listing.code == 0
+    assert {"fio-snapshot", "fsmark-sync", "dbench", "fsync-jobs"} <= set(json.loads(listing.out))

@@ -58,7 +58,8 @@ def _simulate(w: Workload, policy: Policy) -> dict:
     n_after = int(after.sum())
     # Untagged, the sweep consumed every recorded dirtying up to its end: if it was still
     # chasing when the recorded writing stopped, the capture's end bounds the prediction.
-    bounded = (not policy.fixed) and n_after > 0 and consumed >= n_after and w.dirty_ts[-1] >= w.end_ts - (w.end_ts - t0) // 10
+    # (A synthetic workload's writers really stop where its description says.)
+    bounded = (not policy.fixed) and not w.params and n_after > 0 and consumed >= n_after and w.dirty_ts[-1] >= w.end_ts - (w.end_ts - t0) // 10
     return {
         "snapshot_seconds": seconds(end - t0),
         "dirty_at_start_bytes": int(len(start)) * w.folio_bytes,

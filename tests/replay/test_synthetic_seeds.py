@@ -1,0 +1,102 @@
+"""Replaying the seeds' own benchmarks (synthetic workloads with the seeds' parameters)
+must give the seeds' published before/after ratios within 30%. Where the model cannot
+honestly reach a seed's number the test is a strict xfail that says why: no constant is
+tuned to a seed."""
+
+from __future__ import annotations
+
+import pytest
+
+from advisor.replay import engine, synthetic
+
+TOLERANCE = 0.30
+
+
+def run(description: str, problem: str) -> dict[str, dict]:
+    """policy id → metrics of one problem, for a synthetic workload."""
+    doc = engine.replay(synthetic.build(description), engine.select([problem], None))
+    assert not doc["not_applicable"], doc["not_applicable"]
+    assert doc["observed"] == {problem: {}}  # nothing is observed in a synthetic workload
+    return {r["policy"]: r["metrics"] for r in doc["results"]}
+
+
+def within(ratio: float, published: float) -> bool:
+    return abs(ratio - published) <= TOLERANCE * published
+
+
+def test_snapshot_sequential_writer_seed():
+    # 3cd24c698004: one sequential fio writer, snapshot after 5 s: 1m58s untagged, 6.54 s tagged.
+    m = run("fio-snapshot", "btrfs-snapshot-livelock")
+    ratio = m["untagged"]["snapshot_seconds"] / m["tagged"]["snapshot_seconds"]
+    assert within(ratio, 118 / 6.54), f"untagged/tagged {ratio:.2f} vs published {118 / 6.54:.2f}"
+    # The untagged sweep chases the writer until fio's runtime ends (115 s after the ioctl).
+    assert m["untagged"]["snapshot_seconds"] > 115
+    assert m["untagged"]["late_written_fraction"] > 0.9 and m["tagged"]["late_written_fraction"] == 0
+
+
+def test_snapshot_random_writers_seed():
+    # Four random writers: 15.83 s untagged vs 10.35 s tagged. The snapshot is over some
+    # 15 s after it starts, long before fio's 120 s end: writes after that change nothing,
+    # so the run stops at 30 s (the same random offsets, only fewer of them).
+    m = run("fio-snapshot:rw=randwrite,jobs=4,runtime=30s", "btrfs-snapshot-livelock")
+    ratio = m["untagged"]["snapshot_seconds"] / m["tagged"]["snapshot_seconds"]
+    assert within(ratio, 15.83 / 10.35), f"untagged/tagged {ratio:.2f} vs published {15.83 / 10.35:.2f}"
+    # "we omit only half of the pages dirtied after snapshot command": a part, not all.
+    assert 0.2 < m["untagged"]["late_written_fraction"] < 0.6
+
+
+@pytest.mark.xfail(strict=True, reason=(
+    "the sync model's ratio is 1 + per-request latency / (flusher CPU per inode + transfer): "
+    "2.8x with the SATA SSD preset and the 20 us default (4.5x with the 6.3 us this machine's "
+    "XFS capture measures), against 7.6x published. The seed's 52.4 s over ~420k dirty files "
+    "implies ~108 us of waiting per inode; the seed does not say what device or VM it ran on"))
+def test_sync_under_fsmark_seed():
+    m = run("fsmark-sync", "sync-flusher-stall")
+    ratio = m["wait-per-inode"]["sync_seconds"] / m["for-sync"]["sync_seconds"]
+    assert within(ratio, 52.4 / 6.93), f"wait-per-inode/for-sync {ratio:.2f} vs published {52.4 / 6.93:.2f}"
+
+
+def test_sync_under_fsmark_direction():
+    m = run("fsmark-sync", "sync-flusher-stall")
+    assert m["wait-per-inode"]["sync_seconds"] > 2 * m["for-sync"]["sync_seconds"]
+    assert m["wait-per-inode"]["writer_stall_seconds"] > 0 == m["for-sync"]["writer_stall_seconds"]
+
+
+# 5e548b3201's table: jobs → throughput gain of the fix.
+FSYNC_GAINS = {2: 0.191, 4: 0.378, 8: 0.747, 16: 1.463, 32: 2.127}
+
+
+@pytest.mark.xfail(strict=True, reason=(
+    "the full-fsync model charges one checksum lookup (2 us, assumed) per extent of the "
+    "transaction times the concurrent fsyncs; with one fsync per 64 KiB write that is "
+    "thousands of extents per fsync, so it predicts a large loss already at 1 job where the "
+    "seed shows +0.7%, and no saturation. The lookups' real cost and contention law are "
+    "not in any capture here (they need an affected kernel)"))
+@pytest.mark.parametrize("jobs", sorted(FSYNC_GAINS))
+def test_fsync_jobs_seed(jobs):
+    total = "64G" if jobs >= 32 else "32G"
+    m = run(f"fsync-jobs:jobs={jobs},total={total}", "btrfs-full-fsync-fallback")
+    gain = m["fast-fsync"]["fsync_writer_mib_s"] / m["full-sync-on-release"]["fsync_writer_mib_s"] - 1
+    assert within(gain, FSYNC_GAINS[jobs]), f"{jobs} jobs: gain {gain:+.0%} vs published {FSYNC_GAINS[jobs]:+.0%}"
+
+
+def _dbench_max_ms() -> tuple[float, float]:
+    # 60 s: two passes of the flusher over expired inodes (30 s dirty_expire).
+    m = run("dbench:runtime=60s", "stable-page-wait")
+    return m["always-wait"]["write_max_ms"], m["wait-if-required"]["write_max_ms"]
+
+
+def test_stable_pages_dbench_direction():
+    # ext2 59.8 -> 4.3 ms, xfs 104 -> 6.3 ms on a laptop disk that needs no stable pages.
+    before, after = _dbench_max_ms()
+    assert before >= 10, f"always-wait max write latency {before} ms"
+    assert after <= 10, f"wait-if-required max write latency {after} ms"
+
+
+@pytest.mark.xfail(strict=True, reason=(
+    "the flusher's pass over expired inodes is submitted at once into one FIFO at queue "
+    "depth 1, so a write into the last inode waits for the whole pass: hundreds of ms, not "
+    "the seed's 60-104 ms; how CFQ and the request queue released that IO is not modelled"))
+def test_stable_pages_dbench_size():
+    before, _ = _dbench_max_ms()
+    assert 10 <= before <= 104 * (1 + TOLERANCE), f"always-wait max write latency {before} ms"
