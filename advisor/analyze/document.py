@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from advisor.analyze.replay_quote import quote_replays
 from advisor.errors import TraceFormatError
 from advisor.kernel import KernelRelease, parse_release
 from advisor.rules import SEVERITY, Rule, analyze
@@ -73,6 +74,7 @@ def diagnose(con, rules: list[Rule], kernel: KernelRelease | None, label: str) -
         if blk_only and f.rule.blktrace:
             d["message"] += f" {f.rule.blktrace}"
         doc["findings"].append(d)
+    quote_replays(con, label, doc, rules)
     return doc
 
 

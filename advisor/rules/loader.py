@@ -21,6 +21,7 @@ from advisor.rules.model import (
     EventRole,
     Evidence,
     Metric,
+    ReplayQuote,
     Rule,
     Setting,
     Span,
@@ -123,8 +124,17 @@ class _Reader:
             ),
             references=tuple(d.get("references", [])),
             blktrace=d.get("blktrace", ""),
+            replay=self.replay(),
         )
         return rule
+
+    def replay(self) -> ReplayQuote | None:
+        table = self.doc.get("replay")
+        if table is None:
+            return None
+        if not isinstance(table, dict):
+            self.fail("replay", "must be a table")
+        return ReplayQuote(self.get(table, "metric", str, "replay"), self.get(table, "text", str, "replay"))
 
     def commits(self, key: str, optional: bool = False) -> tuple[Commit, ...]:
         items = self.doc.get(key, [])

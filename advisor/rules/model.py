@@ -88,6 +88,16 @@ class Evidence:
 
 
 @dataclass(frozen=True)
+class ReplayQuote:
+    """How a finding quotes the replay: which replay metric, and a sentence over
+    {own_kernel} (the policy this capture's kernel runs, or "unknown"), {before} and
+    {after} (the metric under the policy before and after the fix)."""
+
+    metric: str
+    text: str
+
+
+@dataclass(frozen=True)
 class Setting:
     setting: str
     value: str
@@ -119,6 +129,7 @@ class Rule:
     evidence: tuple[Evidence, ...] = ()
     references: tuple[str, ...] = field(default=())
     blktrace: str = ""  # what blktrace alone can and cannot show for this problem
+    replay: ReplayQuote | None = None  # how a finding quotes `advisor replay`
 
     def threshold_value(self, ref: float | str) -> float:
         return self.thresholds[ref].value if isinstance(ref, str) else float(ref)

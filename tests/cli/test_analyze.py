@@ -147,3 +147,28 @@ def test_a_sixth_rule_needs_no_engine_change(tmp_path):
     assert code == 0, err
     got = {f["rule"]: f["verdict"] for f in doc["findings"]}
     assert got == {"slow-stable-writes": "not-affected", "sync-flusher-stall": "insufficient-data"}
+
+
+@pytest.mark.parametrize(
+    "sample, rule, kernel, metric",
+    [
+        ("stable-pages-ext4-v7-zstd.dat", "stable-page-wait", "3.8.13", "write_max_ms"),
+        ("snapshot-btrfs-v7-none.dat", "btrfs-snapshot-livelock", "4.19.0", "snapshot_seconds"),
+    ],
+)
+def test_findings_quote_the_replay(sample, rule, kernel, metric):
+    """An affected or at-risk finding says what the replay predicts before and after the
+    fix, and the numbers are the replay's own."""
+    f = findings(str(SAMPLES / sample), "--kernel", kernel, "--rule", rule)[rule]
+    quote = f["replay"]
+    assert quote["metric"] == metric and quote["own_kernel_fixed"] is False
+    r = run_cli("replay", str(SAMPLES / sample), "--kernel", kernel, "--problem", rule, "--json")
+    assert r.code == 0, r.err
+    by_policy = {x["policy"]: x["metrics"][metric] for x in json.loads(r.out)["results"]}
+    assert (quote["before"], quote["after"]) == (by_policy[quote["before_policy"]], by_policy[quote["after_policy"]])
+    assert "Replayed on this capture's workload" in f["message"]
+
+
+def test_not_affected_findings_carry_no_replay():
+    f = findings(str(SAMPLES / "sync-xfs-v6.dat"), "--rule", "sync-flusher-stall")["sync-flusher-stall"]
+    assert f["verdict"] == "not-affected" and "replay" not in f

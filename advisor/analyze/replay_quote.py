@@ -1,0 +1,44 @@
+"""A finding quotes the replay: the rule's [replay] sentence filled with what the
+problem's policy model predicts for this capture's workload, before and after the fix
+("this snapshot takes about 122 s before the fix and 6.9 s with it")."""
+
+from __future__ import annotations
+
+from advisor.replay import engine
+from advisor.replay.policies import MODELS
+from advisor.replay.workload import from_store
+from advisor.rules import Rule
+
+# Verdicts worth quantifying: the problem is, or may be, in this capture.
+QUOTED = ("affected", "at-risk", "signature-without-known-bug")
+_OWN = {True: "it runs the fixed policy", False: "it runs the policy before the fix", None: "policy unknown"}
+
+
+def quote_replays(con, label: str, doc: dict, rules: list[Rule]) -> None:
+    """Add `replay` (and its sentence in `message`) to the findings that want one."""
+    by_id = {r.id: r for r in rules}
+    wanted = [f for f in doc["findings"]
+              if f["verdict"] in QUOTED and by_id[f["rule"]].replay is not None and f["rule"] in MODELS]
+    if not wanted:
+        return
+    workload = from_store(con, label)
+    if not len(workload.dirty_ts):
+        return
+    result = engine.replay(workload, engine.select([f["rule"] for f in wanted], None), doc["kernel"]["release"])
+    for f in wanted:
+        quote = by_id[f["rule"]].replay
+        rows = [r for r in result["results"] if r["problem"] == f["rule"]]
+        if not rows:
+            f["replay"] = {"not_applicable": result["not_applicable"].get(f["rule"])}
+            continue
+        before = next(r for r in rows if not r["fixed"])
+        after = next(r for r in rows if r["fixed"])
+        own = next((r["fixed"] for r in rows if r["own_kernel"]), None)
+        values = {"before": before["metrics"].get(quote.metric), "after": after["metrics"].get(quote.metric),
+                  "kernel": doc["kernel"]["release"] or "unknown", "own_kernel": _OWN[own]}
+        f["replay"] = {"metric": quote.metric, "before_policy": before["policy"], "after_policy": after["policy"],
+                       "before": values["before"], "after": values["after"], "own_kernel_fixed": own,
+                       "device": result["workload"]["device"]["source"],
+                       "assumptions": result["workload"]["assumptions"]}
+        if values["before"] is not None and values["after"] is not None:
+            f["message"] += " " + quote.text.format(**values)
