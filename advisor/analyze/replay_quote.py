@@ -4,8 +4,6 @@ problem's policy model predicts for this capture's workload, before and after th
 
 from __future__ import annotations
 
-from advisor.replay import engine
-from advisor.replay.policies import MODELS
 from advisor.replay.workload import from_store
 from advisor.rules import Rule
 
@@ -17,10 +15,14 @@ _OWN = {True: "it runs the fixed policy", False: "it runs the policy before the 
 def quote_replays(con, label: str, doc: dict, rules: list[Rule]) -> None:
     """Add `replay` (and its sentence in `message`) to the findings that want one."""
     by_id = {r.id: r for r in rules}
-    wanted = [f for f in doc["findings"]
-              if f["verdict"] in QUOTED and by_id[f["rule"]].replay is not None and f["rule"] in MODELS]
+    wanted = [f for f in doc["findings"] if f["verdict"] in QUOTED and by_id[f["rule"]].replay is not None]
     if not wanted:
         return
+    # The engine pulls in numba (LLVM, ~100 MB): loaded only when a finding is quoted.
+    from advisor.replay import engine
+    from advisor.replay.policies import MODELS
+
+    wanted = [f for f in wanted if f["rule"] in MODELS]
     workload = from_store(con, label)
     if not len(workload.dirty_ts):
         return

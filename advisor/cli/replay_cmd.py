@@ -12,8 +12,7 @@ from rich.table import Table
 from advisor.cli.console import err, print_json
 from advisor.cli.sql_cmd import resolve_stores
 from advisor.errors import TraceFormatError, UsageError
-from advisor.replay import engine, synthetic
-from advisor.replay.report import render
+from advisor.replay import synthetic
 from advisor.replay.workload import Workload, from_store
 from advisor.store import open_store
 
@@ -38,6 +37,10 @@ def replay(
     if list_workloads:
         _print_workloads(json_out)
         return
+    # The engine pulls in numba (LLVM, ~100 MB): only the commands that replay load it.
+    from advisor.replay import engine
+    from advisor.replay.report import render
+
     selection = engine.select(list(problem) if problem else None, list(policy) if policy else None)
     doc = engine.replay(_workload(traces or [], workload), selection, kernel)
     if json_out:
