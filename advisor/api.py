@@ -14,6 +14,7 @@ from __future__ import annotations
 from os import PathLike
 from pathlib import Path
 
+import duckdb
 import pyarrow as pa
 
 from advisor.analyze import diagnose
@@ -59,8 +60,8 @@ class Capture:
     def sql(self, query: str, params: list | None = None) -> pa.Table:
         """The result of a query as an Arrow table."""
         try:
-            return self.con.execute(query, params or []).fetch_arrow_table()
-        except Exception as e:  # duckdb.Error and its subclasses
+            return self.con.sql(query, params=params).to_arrow_table()
+        except duckdb.Error as e:
             raise QueryError(str(e).splitlines()[0]) from None
 
     def table(self, name: str) -> pa.Table:
