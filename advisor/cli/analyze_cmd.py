@@ -10,12 +10,10 @@ import typer
 from advisor.analyze import diagnose
 from advisor.analyze.document import worst
 from advisor.analyze.report import render
-from advisor.cli import plots as terminal_plots
 from advisor.cli.console import err, print_json
 from advisor.cli.sql_cmd import resolve_stores
 from advisor.errors import UsageError
 from advisor.kernel import parse_release
-from advisor.report.series import incident
 from advisor.rules import SEVERITY, load_rules
 from advisor.store import open_store
 
@@ -45,7 +43,7 @@ def analyze(
     label = str(traces[0]) if len(traces) == 1 else f"{len(traces)} inputs"
     with open_store(store) as con:
         doc = diagnose(con, rules, release, label)
-        drawn = terminal_plots.render(incident(con), err.width) if plots else None
+        drawn = _plots(con) if plots else None
     if json_out:
         print_json(doc)
     else:
@@ -55,3 +53,11 @@ def analyze(
         err.file.write(drawn + "\n")
     if fail_on is not None and worst(doc) >= SEVERITY[fail_on]:
         raise typer.Exit(1)
+
+
+def _plots(con) -> str:
+    """The terminal charts (plotext, loaded only for --plots)."""
+    from advisor.cli import plots as terminal_plots  # noqa: PLC0415
+    from advisor.report.series import incident  # noqa: PLC0415
+
+    return terminal_plots.render(incident(con), err.width)

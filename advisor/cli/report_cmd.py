@@ -13,8 +13,6 @@ from advisor.cli.sql_cmd import resolve_stores
 from advisor.errors import TraceIOError
 from advisor.kernel import parse_release
 from advisor.replay import engine
-from advisor.report import build
-from advisor.report.compose import STEPS
 from advisor.rules import load_rules
 from advisor.store import open_store
 
@@ -34,6 +32,11 @@ def report(
 
     Example: advisor report sample_traces/fio-ext4-v7-zstd.dat -o report.html
     """
+    # matplotlib only when a report is written: every other command starts (and ingests,
+    # whose peak memory tests/hostile bounds) without it.
+    from advisor.report import build  # noqa: PLC0415
+    from advisor.report.compose import STEPS  # noqa: PLC0415
+
     release = parse_release(kernel) if kernel is not None else None
     rules = load_rules(rules_dir)
     problems = list(problem) if problem else None
