@@ -7,7 +7,8 @@ PY := .venv/bin/python
 SAMPLE := sample_traces/fio-ext4-v7-zstd.dat
 BLK_SAMPLE := sample_traces/blk-ext4-fsync
 ANALYZE_SAMPLE := sample_traces/stable-pages-ext4-v7-zstd.dat
-APT_PACKAGES := trace-cmd blktrace zstd
+# chromium: the report's browser test opens the HTML file headless.
+APT_PACKAGES := trace-cmd blktrace zstd chromium
 STAMP := .venv/.installed
 
 .PHONY: install demo test test-rust test-python fuzz-short bench clean

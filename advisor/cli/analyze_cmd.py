@@ -10,7 +10,7 @@ import typer
 from advisor.analyze import diagnose
 from advisor.analyze.document import worst
 from advisor.analyze.report import render
-from advisor.cli.console import print_json
+from advisor.cli.console import err, print_json
 from advisor.cli.sql_cmd import resolve_stores
 from advisor.errors import UsageError
 from advisor.kernel import parse_release
@@ -27,10 +27,13 @@ def analyze(
     json_out: bool = typer.Option(False, "--json", help="The analysis as JSON on stdout."),
     fail_on: Optional[str] = typer.Option(None, "--fail-on", help="Exit 1 when a finding is at or above this level: affected or at-risk."),
     rules_dir: Optional[Path] = typer.Option(None, "--rules-dir", help="Rule files to use instead of the bundled rules/."),
+    plots: bool = typer.Option(False, "--plots", help="Also draw the incident in the terminal (dirty pages, throughput, IO latency, stalls)."),
 ) -> None:
     """Match a capture against the documented writeback problems: verdict, evidence, recommendation per rule.
 
     Example: advisor analyze sample_traces/sync-xfs-v6.dat --kernel 3.10.0
+
+    Example: advisor analyze sample_traces/fio-ext4-v7-zstd.dat --plots
     """
     if fail_on is not None and fail_on not in FAIL_ON:
         raise UsageError(f"--fail-on must be one of {', '.join(FAIL_ON)}, not {fail_on!r}")
@@ -40,9 +43,21 @@ def analyze(
     label = str(traces[0]) if len(traces) == 1 else f"{len(traces)} inputs"
     with open_store(store) as con:
         doc = diagnose(con, rules, release, label)
+        drawn = _plots(con) if plots else None
     if json_out:
         print_json(doc)
     else:
         render(doc)
+    if drawn:
+        # After the JSON or the panels; on stderr, like every human-oriented output.
+        err.file.write(drawn + "\n")
     if fail_on is not None and worst(doc) >= SEVERITY[fail_on]:
         raise typer.Exit(1)
+
+
+def _plots(con) -> str:
+    """The terminal charts (plotext, loaded only for --plots)."""
+    from advisor.cli import plots as terminal_plots  # noqa: PLC0415
+    from advisor.report.series import incident  # noqa: PLC0415
+
+    return terminal_plots.render(incident(con), err.width)

@@ -8,12 +8,15 @@ from typing import List, Optional
 import typer
 
 from advisor.cli import summary
-from advisor.cli.console import print_json, warn
+from advisor.cli.console import err, print_json, warn
 from advisor.cli.progress import bytes_progress
 from advisor.errors import DamagedCaptureError, UsageError
 from advisor.store import ingest as ingest_store
 from advisor.store import store_for
-from advisor.store.cache import is_store
+from advisor.store import parquet
+from advisor.store.cache import is_store, open_store
+
+FORMATS = ("duckdb", "parquet")
 
 
 def ingest(
@@ -22,7 +25,8 @@ def ingest(
         help="The captures of one incident: a trace.dat or ftrace text, and/or blktrace data "
         "(NAME or NAME.blktrace.N per-CPU files, a blkparse -d file, or - for stdin).",
     ),
-    output: Optional[Path] = typer.Option(None, "-o", "--output", help="Write the store here instead of the cache."),
+    output: Optional[Path] = typer.Option(None, "-o", "--output", help="Write the store here instead of the cache (with --format parquet: the dataset directory)."),
+    fmt: str = typer.Option("duckdb", "--format", "-f", help="duckdb (a store file) or parquet (a dataset shared by many captures: DIR/<table>/host=H/capture=C/)."),
     force: bool = typer.Option(False, "--force", help="Re-parse even when a cached store exists; overwrite -o."),
     json_out: bool = typer.Option(False, "--json", help="A JSON summary on stdout."),
     strict: bool = typer.Option(False, "--strict", help="Exit 2 when the kernel reported lost events too."),
@@ -30,25 +34,43 @@ def ingest(
     """Parse captures into one DuckDB store (cached by content hash).
 
     Example: advisor ingest sample_traces/blk-ext4-fsync.dat sample_traces/blk-ext4-fsync -o incident.duckdb
+
+    Example: advisor ingest --format parquet -o fleet/ sample_traces/sync-xfs-v6.dat
     """
+    if fmt not in FORMATS:
+        raise UsageError(f"--format must be one of {', '.join(FORMATS)}, not {fmt!r}")
+    if fmt == "parquet" and output is None:
+        raise UsageError("--format parquet needs -o DIR (the dataset directory)")
+    if fmt == "parquet" and output.exists() and not output.is_dir():
+        raise UsageError(f"{output}: exists and is not a directory")
     for trace in traces:
         if str(trace) != "-" and trace.is_file() and is_store(trace):
             raise UsageError(f"{trace}: is already a store (query it with `advisor sql`)")
     label = traces[0].name if len(traces) == 1 else f"{len(traces)} inputs"
     with bytes_progress(f"ingest {label}") as progress:
-        if output:
+        if output and fmt == "duckdb":
             if output.exists() and not force:
                 raise UsageError(f"{output}: exists (use --force to overwrite)")
             r = ingest_store(traces, output, progress=progress)
         else:
             r = store_for(traces, progress=progress, force=force)
+    dataset = _to_parquet(r, output) if fmt == "parquet" else None
     if json_out:
-        print_json(summary.as_dict(r))
+        print_json({**summary.as_dict(r), "parquet": dataset} if dataset else summary.as_dict(r))
     else:
         summary.render(r)
+        if dataset:
+            err.print(f"parquet: {len(dataset['tables'])} tables of host={dataset['host']} capture={dataset['capture']} "
+                      f"under {dataset['directory']}", markup=False, highlight=False)
     if r.damaged:
         # Bad input exits 2, after keeping everything read before the damage.
         raise DamagedCaptureError(summary.damage_error(r))
     if strict and r.data_loss:
         warn("--strict: the kernel lost events during the capture")
         raise typer.Exit(2)
+
+
+def _to_parquet(r, out_dir: Path) -> dict:
+    """The ingested store's tables into the dataset directory (see advisor/store/parquet.py)."""
+    with bytes_progress(f"parquet {out_dir}") as progress, open_store(r.store) as con:
+        return parquet.export(con, out_dir, r.digest[:16], progress)

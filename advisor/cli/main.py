@@ -15,6 +15,7 @@ from advisor.cli.console import err
 from advisor.cli.ingest_cmd import ingest
 from advisor.cli.io_cmd import io
 from advisor.cli.replay_cmd import replay
+from advisor.cli.report_cmd import report
 from advisor.cli.sql_cmd import sql
 from advisor.errors import AdvisorError
 
@@ -31,6 +32,22 @@ app.command()(io)
 app.command()(analyze)
 app.command()(capture)
 app.command()(replay)
+app.command()(report)
+
+
+def _show_version(value: bool) -> None:
+    if value:
+        from advisor import __version__
+
+        print(f"advisor (writeback-advisor) {__version__}")
+        raise typer.Exit(0)
+
+
+@app.callback(epilog="Example: advisor analyze sample_traces/sync-xfs-v6.dat   (each command's --help has its own example)")
+def _options(
+    version: bool = typer.Option(False, "--version", help="Print the version and exit.", callback=_show_version, is_eager=True),
+) -> None:
+    """Writeback Advisor: SQL over kernel writeback captures, diagnosis and what-if replay."""
 
 INTERNAL_ERROR = 101
 

@@ -260,6 +260,7 @@ SCRIPTS = {
     "tracefs-ext4.trace_pipe.txt": "capture/08-tracefs-ext4.sh",
     "tracefs-ext4.report.txt": "capture/09-report-text.sh",
     "tracefs-ext4.report-raw.txt": "capture/09-report-text.sh",
+    "hostile-names-ext4-v7-zstd.dat": "capture/15-hostile-names-ext4.sh",
 }
 
 W_FIO = "ext4 on 2 GiB loop (direct-io); fio psync 4k randwrite over a 256 MiB file, fsync every 32 writes, 8000 IOPS cap, 5 s"
@@ -270,6 +271,9 @@ W_SYNC = "xfs on 2 GiB loop; fs_mark 16 KiB files (-S 0, 12x500, CPU-throttled) 
 W_DBENCH = "btrfs on 4 GiB loop; dbench 3 clients 4 s (client.txt, Flush=fsync)"
 W_STABLE = "ext4 on 1 GiB loop with stable_writes=1; fio psync 4k sequential rewrite of a 256 KiB file, sync_file_range(WRITE) every 64 writes, 8000 IOPS cap, 4 s"
 W_LOST = "raw_syscalls + sched_switch, 3x find /usr at nice -20 for 1 s, -b 16, trace-cmd at nice 19: deliberate ring-buffer overruns"
+W_HOSTILE = ("ext4 on 1 GiB loop, bdi strict_limit with max_bytes 1 MiB; two python writers (16 MiB each, 64 KiB writes, fsync "
+             "every 4 MiB, then sync) executed as .../hostile/<script>alert(1)</script> and .../hostile/Tom & Jerry's and "
+             "renamed with PR_SET_NAME to <script>alert(1)</script> (comm keeps 15 bytes) and Tom & \"Jerry's\"")
 W_TRACEFS = "ext4 on 1 GiB loop; dd 32 MiB (64k blocks) + sync; events enabled directly in tracefs"
 
 FILES = [
@@ -294,6 +298,7 @@ FILES = [
      "tracefs-ext4.dat", "tracefs-ext4", None),
     ("tracefs-ext4.report-raw.txt", "report-raw-text", "trace-cmd report -t -R -i tracefs-ext4.dat (Debian trace-cmd 3.1.6)",
      "tracefs-ext4.dat", "tracefs-ext4", None),
+    ("hostile-names-ext4-v7-zstd.dat", "trace.dat", W_HOSTILE, None, "hostile-names-ext4-v7-zstd", None),
 ]
 
 

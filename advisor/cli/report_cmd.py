@@ -1,0 +1,63 @@
+"""`advisor report`: one self-contained HTML file to share or attach to a bug report."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import List, Optional
+
+import typer
+from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+
+from advisor.cli.console import err
+from advisor.cli.sql_cmd import resolve_stores
+from advisor.errors import TraceIOError
+from advisor.kernel import parse_release
+from advisor.replay import engine
+from advisor.rules import load_rules
+from advisor.store import open_store
+
+
+def report(
+    traces: List[Path] = typer.Argument(..., help="The incident's captures: trace.dat, ftrace text, blktrace data (or one store)."),
+    output: Path = typer.Option(..., "-o", "--output", help="The HTML file to write."),
+    kernel: Optional[str] = typer.Option(None, "--kernel", "-k", help="Kernel release to judge against (default: the capture's uname)."),
+    problem: Optional[List[str]] = typer.Option(None, "--problem", "-p", help="Replay only this problem id (repeatable); default all five."),
+    no_replay: bool = typer.Option(False, "--no-replay", help="Leave the replay out."),
+    rules_dir: Optional[Path] = typer.Option(None, "--rules-dir", help="Rule files to use instead of the bundled rules/."),
+) -> None:
+    """Write an HTML report: findings with evidence, charts of the incident on one time axis
+    (dirty pages, throughput, IO latency, sync/fsync spans, writer stalls) and the replay.
+
+    The file needs no network to open: charts are inline SVG.
+
+    Example: advisor report sample_traces/fio-ext4-v7-zstd.dat -o report.html
+    """
+    # matplotlib only when a report is written: every other command starts (and ingests,
+    # whose peak memory tests/hostile bounds) without it.
+    from advisor.report import build  # noqa: PLC0415
+    from advisor.report.compose import STEPS  # noqa: PLC0415
+
+    release = parse_release(kernel) if kernel is not None else None
+    rules = load_rules(rules_dir)
+    problems = list(problem) if problem else None
+    if problems:
+        engine.select(problems, None)  # unknown ids are usage errors before any work
+    if output.is_dir():
+        raise TraceIOError(f"{output}: is a directory")
+    if not output.parent.is_dir():
+        raise TraceIOError(f"{output}: no such directory {output.parent}")
+    store = resolve_stores(traces)
+    label = str(traces[0]) if len(traces) == 1 else f"{len(traces)} inputs"
+    progress = Progress(TextColumn("report: {task.description}"), BarColumn(), TimeElapsedColumn(), console=err, transient=True)
+    with progress, open_store(store) as con:
+        task = progress.add_task("", total=len(STEPS))
+
+        def step(name: str) -> None:
+            progress.update(task, description=name, completed=STEPS.index(name))
+
+        text = build(con, label, rules, release, kernel, replay=not no_replay, problems=problems, step=step)
+    try:
+        output.write_text(text, encoding="utf-8")
+    except OSError as e:
+        raise TraceIOError(f"{output}: {e.strerror}") from None
+    err.print(f"wrote {output} ({len(text.encode()) / 1e6:.2f} MB)", markup=False, highlight=False)

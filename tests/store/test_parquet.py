@@ -1,0 +1,66 @@
+"""`advisor ingest --format parquet`: two real captures written into one dataset
+directory and queried together by DuckDB, as a fleet would be."""
+
+from __future__ import annotations
+
+import duckdb
+
+from tests.conftest import SAMPLES
+from tests.helpers import advisor, one_line_error
+
+A, B = "sync-xfs-v6.dat", "tracefs-ext4.dat"
+
+
+def _fleet(tmp_path):
+    out = tmp_path / "fleet"
+    for sample in (A, B):
+        r = advisor("ingest", "--format", "parquet", "-o", str(out), str(SAMPLES / sample))
+        assert r.code == 0, r.err
+    return out
+
+
+def _events_per_capture(pattern: str) -> dict:
+    rows = duckdb.sql(f"SELECT host, capture, count(*) FROM read_parquet('{pattern}', hive_partitioning = true, "
+                      "hive_types_autocast = false) GROUP BY ALL").fetchall()
+    return {(h, c): n for h, c, n in rows}
+
+
+def _truth(sample: str) -> tuple[int, str]:
+    r = advisor("sql", str(SAMPLES / sample), "select count(*) from events", "--format", "csv")
+    info = advisor("sql", str(SAMPLES / sample), "select value from trace_info where key = 'uname'", "--format", "csv")
+    assert r.code == 0 and info.code == 0, r.err + info.err
+    return int(r.out.splitlines()[1]), info.out.splitlines()[1].split()[1]
+
+
+def test_two_captures_queried_together(tmp_path):
+    out = _fleet(tmp_path)
+    got = _events_per_capture(f"{out}/events/**/*.parquet")
+    assert len(got) == 2
+    expected = [_truth(A), _truth(B)]
+    assert sorted(got.values()) == sorted(n for n, _ in expected)
+    assert {h for h, _ in got} == {host for _, host in expected}
+    # Every table is its own directory (their columns differ), partitioned host=/capture=.
+    for f in out.rglob("*.parquet"):
+        table, host, capture = f.relative_to(out).parts[:3]
+        assert host.startswith("host=") and capture.startswith("capture=") and f.name == "data.parquet"
+    joined = duckdb.sql(
+        f"SELECT count(DISTINCT capture) FROM read_parquet('{out}/trace_info/**/*.parquet', hive_partitioning = true) "
+        "WHERE key = 'kernel_release'").fetchall()[0][0]
+    assert joined == 2
+
+
+def test_writing_a_capture_again_replaces_it(tmp_path):
+    out = _fleet(tmp_path)
+    before = _events_per_capture(f"{out}/events/**/*.parquet")
+    r = advisor("ingest", "-f", "parquet", "-o", str(out), str(SAMPLES / A))
+    assert r.code == 0, r.err
+    assert _events_per_capture(f"{out}/events/**/*.parquet") == before
+
+
+def test_parquet_needs_a_directory(tmp_path):
+    line = one_line_error(advisor("ingest", "--format", "parquet", str(SAMPLES / A)))
+    assert "-o DIR" in line
+    f = tmp_path / "file"
+    f.write_text("x")
+    assert str(f) in one_line_error(advisor("ingest", "--format", "parquet", "-o", str(f), str(SAMPLES / A)))
+    assert "--format" in one_line_error(advisor("ingest", "--format", "csv", str(SAMPLES / A)))
