@@ -20,7 +20,6 @@ import pyarrow as pa
 from advisor.analyze import diagnose
 from advisor.errors import QueryError, TraceIOError, UsageError
 from advisor.kernel import parse_release
-from advisor.replay import engine
 from advisor.report import build
 from advisor.report.compose import replay_doc
 from advisor.rules import load_rules
@@ -82,7 +81,8 @@ class Capture:
         problems = [problem] if isinstance(problem, str) else problem
         policies = [policy] if isinstance(policy, str) else policy
         if policies:
-            from advisor.replay.workload import from_store  # noqa: PLC0415 - only for explicit policies
+            from advisor.replay import engine  # numba (LLVM): loaded only when a replay runs
+            from advisor.replay.workload import from_store
 
             workload = from_store(self.con, self.label)
             return engine.replay(workload, engine.select(problems, policies), kernel)

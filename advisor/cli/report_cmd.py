@@ -12,7 +12,6 @@ from advisor.cli.console import err
 from advisor.cli.sql_cmd import resolve_stores
 from advisor.errors import TraceIOError
 from advisor.kernel import parse_release
-from advisor.replay import engine
 from advisor.rules import load_rules
 from advisor.store import open_store
 
@@ -41,6 +40,8 @@ def report(
     rules = load_rules(rules_dir)
     problems = list(problem) if problem else None
     if problems:
+        from advisor.replay import engine  # numba (LLVM): loaded only when a report is made
+
         engine.select(problems, None)  # unknown ids are usage errors before any work
     if output.is_dir():
         raise TraceIOError(f"{output}: is a directory")

@@ -8,7 +8,6 @@ from typing import Callable
 from advisor import __version__
 from advisor.analyze import diagnose
 from advisor.kernel import KernelRelease
-from advisor.replay import engine
 from advisor.replay.workload import from_store
 from advisor.report.charts import Chart, incident_charts
 from advisor.report.page import capture_section, chart_figure, findings_section, h, page, table
@@ -22,6 +21,8 @@ STEPS = ("analyze", "incident", "charts", "replay", "page")
 
 def replay_doc(con, label: str, problems: list[str] | None, kernel: str | None) -> tuple[dict | None, str | None]:
     """The replay's document, or None and why it could not run."""
+    from advisor.replay import engine  # numba (LLVM): loaded only when a replay runs
+
     selection = engine.select(problems, None)
     workload = from_store(con, label)
     if not len(workload.dirty_ts):
