@@ -3,7 +3,7 @@ moment, and the writeback sweep over them (numba-compiled, tens of millions of e
 
 from __future__ import annotations
 
-import heapq
+from dataclasses import dataclass
 
 import numba
 import numpy as np
@@ -16,14 +16,15 @@ def dirty_at(w: Workload, t: int) -> np.ndarray:
     since their last dirtying by a page-level writeback event (btrfs extent_writepage)
     or an inode-level one (writeback_single_inode, sb_clear_inode_writeback).
     Pages dirtied before the capture began are unknown and not counted."""
-    sel = w.dirty_ts <= t
-    keys, ts = w.dirty_key[sel], w.dirty_ts[sel]
+    h = _history(w)
+    # Within a page's run the times ascend, so the events at or before t are a prefix
+    # of the run and the page's last dirtying by t is that prefix's last element.
+    sel = h.ts <= t
+    last = sel.copy()
+    last[:-1] &= ~(h.same_page_next & sel[1:])
+    keys, ts = h.keys[last], h.ts[last]
     if not len(keys):
         return keys
-    order = np.lexsort((ts, keys))
-    keys, ts = keys[order], ts[order]
-    last = np.concatenate((keys[1:] != keys[:-1], [True]))
-    keys, ts = keys[last], ts[last]
     clean_after = np.full(len(keys), -1, dtype=np.int64)
     wsel = w.page_wb_ts <= t
     if wsel.any():
@@ -32,6 +33,42 @@ def dirty_at(w: Workload, t: int) -> np.ndarray:
     if isel.any():
         clean_after = np.maximum(clean_after, _last_per_key(keys >> 32, w.inode_wb_ino[isel], w.inode_wb_ts[isel]))
     return keys[ts > clean_after]
+
+
+def page_ranks(w: Workload) -> tuple[np.ndarray, np.ndarray]:
+    """The distinct page keys the workload dirties (sorted), and for each dirtying event
+    the index of its page among them: a dense page number for flag and time arrays."""
+    h = _history(w)
+    return h.pages, h.page_of_event
+
+
+@dataclass(frozen=True)
+class _DirtyHistory:
+    """The dirtying stream sorted by page key, then time: sorted once per workload, so
+    each dirty_at is one linear pass instead of a sort of every event up to t."""
+
+    sources: tuple[np.ndarray, ...]  # the workload arrays it was built from
+    keys: np.ndarray
+    ts: np.ndarray
+    same_page_next: np.ndarray  # keys[i + 1] == keys[i], for i < len - 1
+    pages: np.ndarray  # distinct keys, sorted
+    page_of_event: np.ndarray  # per dirtying event (workload order): its index in pages
+
+
+def _history(w: Workload) -> _DirtyHistory:
+    sources = (w.dirty_ts, w.dirty_ino, w.dirty_idx)
+    h = getattr(w, "_dirty_history", None)
+    if h is None or any(a is not b for a, b in zip(h.sources, sources)):
+        keys = w.dirty_key
+        order = np.lexsort((w.dirty_ts, keys))
+        keys, ts = keys[order], w.dirty_ts[order]
+        same_page_next = keys[1:] == keys[:-1]
+        new_page = np.concatenate(([True], ~same_page_next)) if len(keys) else np.zeros(0, dtype=bool)
+        page_of_event = np.empty(len(keys), dtype=np.int64)
+        page_of_event[order] = np.cumsum(new_page, dtype=np.int64) - 1
+        h = _DirtyHistory(sources, keys, ts, same_page_next, keys[new_page], page_of_event)
+        w._dirty_history = h  # not a dataclass field: a cache that summary() and equality ignore
+    return h
 
 
 def _last_per_key(query: np.ndarray, keys: np.ndarray, ts: np.ndarray) -> np.ndarray:
@@ -46,24 +83,36 @@ def _last_per_key(query: np.ndarray, keys: np.ndarray, ts: np.ndarray) -> np.nda
     return np.where(hit, ts[pos_c], -1)
 
 
-@numba.njit(cache=True)
-def sweep(start_keys, ev_ts, ev_key, t0, page_ns, tagged):
+def sweep(pages, start_keys, ev_ts, ev_page, t0, page_ns, tagged):
     """One writeback pass over the page index space, as write_cache_pages /
     extent_write_cache_pages do for a whole-file range (range_cyclic = 0).
 
-    The pass starts at t0 with `start_keys` dirty (sorted) and writes the next dirty page
-    at or after its cursor, one page per `page_ns` of device time. Untagged, it looks the
-    pages up by PAGECACHE_TAG_DIRTY as it goes, so a page dirtied *ahead of the cursor*
-    while the pass runs is written too (`ev_ts`, `ev_key`: dirtying after t0, in time
-    order). Tagged, tag_pages_for_writeback() marked the start set TOWRITE first and the
-    pass writes only those. Returns (end time of the last write, pages written, pages
-    written that were dirtied after t0, index of the first dirtying event not consumed).
+    The pass starts at t0 with `start_keys` dirty (sorted, distinct, among `pages`, the
+    sorted keys of page_ranks) and writes the next dirty page after its cursor, one page
+    per `page_ns` of device time. Untagged, it looks the pages up by PAGECACHE_TAG_DIRTY
+    as it goes, so a page dirtied *ahead of the cursor* while the pass runs is written too
+    (`ev_ts`, `ev_page`: dirtying after t0 in time order, as indices into `pages`).
+    Tagged, tag_pages_for_writeback() marked the start set TOWRITE first and the pass
+    writes only those. Returns (end time of the last write, pages written, pages written
+    that were dirtied after t0, index of the first dirtying event not consumed).
     """
-    heap = [np.int64(0)] * 0
-    for k in start_keys:
-        heap.append(k * 2)  # low bit 0: dirty at t0; popped before a later duplicate
-    heapq.heapify(heap)
-    cursor = np.int64(-1)
+    start_rank = np.searchsorted(pages, start_keys)
+    first = int(np.searchsorted(pages, -1, side="right"))  # the cursor starts at key -1: no negative key is written
+    return _sweep_ranks(len(pages), start_rank, ev_ts, ev_page, first, t0, page_ns, tagged)
+
+
+@numba.njit(cache=True)
+def _sweep_ranks(n_pages, start_rank, ev_ts, ev_rank, first, t0, page_ns, tagged):
+    """sweep() over page ranks. The cursor only moves forward and a page dirtied during
+    the pass joins the dirty set only ahead of the cursor, so the next page to write is
+    the next flagged rank after the cursor: a forward scan, linear in the pages overall
+    (the index tree's tagged lookups, without a heap). A page dirty at t0 and dirtied
+    again later counts as dirty at t0 (it is written once, not late)."""
+    dirty = np.zeros(n_pages, dtype=np.bool_)
+    at_start = np.zeros(n_pages, dtype=np.bool_)
+    for r in start_rank:
+        dirty[r] = True
+        at_start[r] = True
     t = np.float64(t0)
     written = 0
     late = 0
@@ -71,18 +120,20 @@ def sweep(start_keys, ev_ts, ev_key, t0, page_ns, tagged):
     n = len(ev_ts)
     while i < n and ev_ts[i] <= t0:
         i += 1
-    while len(heap) > 0:
-        item = heapq.heappop(heap)
-        key = item >> 1
-        if key <= cursor:
-            continue  # already written in this pass
-        cursor = key
+    pos = first  # the next rank the scan looks at: every rank before it is behind the cursor
+    while True:
+        while pos < n_pages and not dirty[pos]:
+            pos += 1
+        if pos >= n_pages:
+            break
+        cursor = pos
+        pos += 1
         t += page_ns
         written += 1
-        late += item & 1
+        late += not at_start[cursor]
         if not tagged:
             while i < n and ev_ts[i] <= t:
-                if ev_key[i] > cursor:
-                    heapq.heappush(heap, ev_key[i] * 2 + 1)
+                if ev_rank[i] > cursor:
+                    dirty[ev_rank[i]] = True
                 i += 1
     return t, written, late, i

@@ -19,7 +19,7 @@ both policies), or four device requests (tree blocks, superblock with flush) wit
 
 from __future__ import annotations
 
-from advisor.replay.pages import dirty_at, sweep
+from advisor.replay.pages import dirty_at, page_ranks, sweep
 from advisor.replay.policies.base import Policy, ProblemModel, seconds
 from advisor.replay.workload import Workload
 
@@ -52,7 +52,8 @@ def _simulate(w: Workload, policy: Policy) -> dict:
     start = dirty_at(w, t0)
     page_ns = w.device.transfer_ns(w.folio_bytes)
     after = w.dirty_ts > t0
-    end, written, late, consumed = sweep(start, w.dirty_ts[after], w.dirty_key[after], t0, page_ns, policy.fixed)
+    pages, page_of_event = page_ranks(w)
+    end, written, late, consumed = sweep(pages, start, w.dirty_ts[after], page_of_event[after], t0, page_ns, policy.fixed)
     end += w.device.latency_ns  # btrfs_wait_ordered_extents: the last IO completes
     end += _commit_ns(w, i)
     n_after = int(after.sum())

@@ -22,9 +22,8 @@ from __future__ import annotations
 
 import numba
 import numpy as np
-from numba import types
-from numba.typed import Dict
 
+from advisor.replay.pages import page_ranks
 from advisor.replay.policies.base import Policy, ProblemModel, ms
 from advisor.replay.workload import Workload
 
@@ -55,39 +54,74 @@ def _submissions(w: Workload) -> tuple[np.ndarray, np.ndarray]:
 
 
 @numba.njit(cache=True)
-def _waits(ev_ts, ev_ino, ev_key, ev_writer, ev_recorded_wait, sub_ts, sub_ino, service_ns, serial):
+def _waits(ev_ts, ev_inode, ev_page, ev_writer, ev_recorded_wait, sub_ts, sub_inode, service_ns, serial, n_pages, n_inodes):
     """Per dirtying event (at the time its write asked for the page): how long it would
     wait for the page's writeback. Submission j's IO takes service_ns[j]; a serial
-    (queue depth 1) device starts it when the previous one completed.
+    (queue depth 1) device starts it when the previous one completed. Pages and inodes
+    are dense numbers (`ev_page` < n_pages, `ev_inode` < n_inodes; `sub_inode` -1 for
+    an inode nothing dirtied).
 
     Closed loop per writer: the capture's timeline already holds the waits that really
     happened (`ev_recorded_wait`, on the first event of each write); a writer's later
-    events move by the difference between the predicted and the recorded wait."""
+    events move by the difference between the predicted and the recorded wait.
+
+    A submission takes its inode's pending pages without looking at any other inode's:
+    each inode keeps a list (linked through `next_of`, newest first) of the events that
+    made a page pending for it. An entry is stale when a later event moved its page to
+    another inode (two inodes whose pages share a key), so entries are checked against
+    `pending_for` when taken."""
     out = np.zeros(len(ev_ts), dtype=np.float64)
     shift = np.zeros(ev_writer.max() + 1 if len(ev_writer) else 1, dtype=np.float64)
-    wb_until = Dict.empty(key_type=types.int64, value_type=types.float64)
-    pending = Dict.empty(key_type=types.int64, value_type=types.int64)  # key → ino, dirty and not submitted
+    wb_until = np.full(n_pages, -np.inf)  # when the page's latest writeback completes
+    pending_for = np.full(n_pages, -1, dtype=np.int64)  # dirty and not submitted: the inode it belongs to
+    newest = np.full(n_inodes, -1, dtype=np.int64)  # the inode's latest list entry
+    next_of = np.empty(len(ev_ts), dtype=np.int64)  # list entry → the one before it, -1 at the end
     free = 0.0
     j = 0
     for i in range(len(ev_ts)):
         t = ev_ts[i] + shift[ev_writer[i]]
         while j < len(sub_ts) and sub_ts[j] <= t:
             # Submit the inode's dirty pages: one FIFO transfer, completion after the latency.
-            keys = [k for k, v in pending.items() if v == sub_ino[j]]
-            if len(keys) > 0:
-                start = max(float(sub_ts[j]), free)
-                done = start + service_ns[j]
+            x = sub_inode[j]
+            start = max(float(sub_ts[j]), free)
+            done = start + service_ns[j]
+            taken = 0
+            if x >= 0:
+                e = newest[x]
+                while e >= 0:
+                    p = ev_page[e]
+                    if pending_for[p] == x:
+                        wb_until[p] = done
+                        pending_for[p] = -1
+                        taken += 1
+                    e = next_of[e]
+                newest[x] = -1  # every entry was taken or stale
+            if taken > 0:
                 free = done if serial else start
-                for k in keys:
-                    wb_until[k] = done
-                    del pending[k]
             j += 1
-        k = ev_key[i]
-        if k in wb_until and wb_until[k] > t:
-            out[i] = wb_until[k] - t
+        p = ev_page[i]
+        if wb_until[p] > t:
+            out[i] = wb_until[p] - t
         shift[ev_writer[i]] += out[i] - ev_recorded_wait[i]
-        pending[k] = ev_ino[i]
+        x = ev_inode[i]
+        if pending_for[p] != x:
+            next_of[i] = newest[x]
+            newest[x] = i
+        pending_for[p] = x
     return out
+
+
+def _dense(values: np.ndarray, of: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """The distinct values (sorted), and for each of `of` (default: `values`) its index
+    among them, -1 when absent. A sort, not np.unique: its hash table is slower here."""
+    s = np.sort(values)
+    distinct = s[np.concatenate(([True], s[1:] != s[:-1]))] if len(s) else s
+    if of is None:
+        return distinct, np.searchsorted(distinct, values)
+    if not len(distinct):
+        return distinct, np.full(len(of), -1, dtype=np.int64)
+    pos = np.minimum(np.searchsorted(distinct, of), len(distinct) - 1)
+    return distinct, np.where(distinct[pos] == of, pos, -1)
 
 
 def _write_of_event(w: Workload) -> np.ndarray:
@@ -150,13 +184,16 @@ def _batch_bytes(w: Workload, sub_ts: np.ndarray, sub_ino: np.ndarray) -> np.nda
     """Bytes each submission writes: its inode's pages dirtied since the inode's
     previous submission (distinct pages)."""
     out = np.zeros(len(sub_ts))
+    pages, page_of_event = page_ranks(w)
     for ino in np.unique(sub_ino):
         mine = np.flatnonzero(sub_ino == ino)
         ev = w.dirty_ino == ino
         slot = np.searchsorted(sub_ts[mine], w.dirty_ts[ev], side="left")
         ok = slot < len(mine)
-        pairs = np.unique(np.stack((slot[ok], w.dirty_key[ev][ok])), axis=1)
-        counts = np.bincount(pairs[0], minlength=len(mine))
+        # One int64 per (submission, page) pair: slots and pages are both far below 2^31.
+        pair = np.sort(slot[ok] * len(pages) + page_of_event[ev][ok])
+        first = pair[np.concatenate(([True], pair[1:] != pair[:-1]))] if len(pair) else pair
+        counts = np.bincount(first // len(pages), minlength=len(mine))
         out[mine] = counts * w.folio_bytes
     return out
 
@@ -182,19 +219,11 @@ def _observed(w: Workload) -> dict:
 
 def _simulate(w: Workload, policy: Policy) -> dict:
     required = bool(w.stable_writes)
-    sub_ts, sub_ino = _submissions(w)
-    # A write waits in write_begin, right after it enters: its page is wanted at the
-    # syscall's start (the dirtying event comes after the wait, at write_end).
     write_of = _write_of_event(w)
-    want, recorded = _wanted_at(w, write_of)
-    order = np.argsort(want, kind="stable")
-    writer = np.unique(w.dirty_pid, return_inverse=True)[1].astype(np.int64)
-    service = w.device.service_times_ns(_batch_bytes(w, sub_ts, sub_ino))
-    waits = np.zeros(len(want))
-    waits[order] = _waits(want[order], w.dirty_ino[order], w.dirty_key[order], writer[order], recorded[order],
-                          sub_ts, sub_ino, service, w.device.queue_depth < 1.5)
     if policy.fixed and not required:
-        waits[:] = 0.0
+        waits = np.zeros(len(w.dirty_ts))  # wait_for_stable_page returns at once, whatever the IO does
+    else:
+        waits = _predicted_waits(w, write_of)
     per_write, base = _per_write(w, waits, write_of)
     stalled = per_write[per_write > 0] + base
     every = per_write + base
@@ -204,6 +233,29 @@ def _simulate(w: Workload, policy: Policy) -> dict:
         "write_max_ms": ms(every.max()) if len(every) else None,
         "stable_writes_required": required,
     }
+
+
+def _predicted_waits(w: Workload, write_of: np.ndarray) -> np.ndarray:
+    """Each dirtying event's wait for its page's writeback, in workload order."""
+    sub_ts, sub_ino = _submissions(w)
+    # A write waits in write_begin, right after it enters: its page is wanted at the
+    # syscall's start (the dirtying event comes after the wait, at write_end).
+    want, recorded = _wanted_at(w, write_of)
+    writer = _dense(w.dirty_pid)[1]
+    inodes, inode = _dense(w.dirty_ino)
+    pages, page_of_event = page_ranks(w)
+    service = w.device.service_times_ns(_batch_bytes(w, sub_ts, sub_ino))
+    sub_inode = _dense(inodes, sub_ino)[1]
+    serial = w.device.queue_depth < 1.5
+    if np.all(want[1:] >= want[:-1]):
+        # Already in the order a stable sort would give (no write spans: want is the
+        # dirtying time): skip five reordered copies of every event.
+        return _waits(want, inode, page_of_event, writer, recorded, sub_ts, sub_inode, service, serial, len(pages), len(inodes))
+    order = np.argsort(want, kind="stable")
+    waits = np.zeros(len(want))
+    waits[order] = _waits(want[order], inode[order], page_of_event[order], writer[order], recorded[order],
+                          sub_ts, sub_inode, service, serial, len(pages), len(inodes))
+    return waits
 
 
 MODEL = ProblemModel(

@@ -1,0 +1,152 @@
+"""The replay's fast paths (page history sorted once, the sweep as a forward scan over
+page ranks, the stable-pages FIFO with per-inode pending lists) give exactly what the
+plain algorithms give: each is checked against a direct implementation (a sort per
+query, a heap, a scan of every pending page) on random workloads with the awkward cases
+— equal times, rewrites, writeback events, pages of two inodes sharing a key, negative
+keys, write spans that reorder the events, a serial device."""
+
+from __future__ import annotations
+
+import heapq
+
+import numpy as np
+import pytest
+
+from advisor.replay import device
+from advisor.replay.pages import dirty_at, page_ranks, sweep
+from advisor.replay.policies import stable_pages
+from advisor.replay.workload import Ops, Workload, page_key
+
+# Inode 5 and 5 + 2^32 have the same page keys; inode -1 has negative ones.
+INODES = (5, 9, 12, 5 + 2**32, -1)
+
+
+def workload(seed: int, n: int = 3000, writes: bool = False, preset: str = "ssd") -> Workload:
+    rng = np.random.default_rng(seed)
+    ts = np.sort(rng.integers(0, 1_000_000, n // 2)).repeat(2)  # pairs of equal times
+    ino = rng.choice(INODES, n)
+    pid = rng.integers(0, 4, n)
+    subs = np.sort(rng.integers(0, 1_000_000, 60))
+    sub_ino = rng.choice((*INODES, 77, -1), 60)  # 77: an inode nothing dirtied; -1: unknown
+    ops = {
+        "fsync": Ops(np.zeros(30, np.int64), subs[:30], subs[:30] + 500, sub_ino[:30]),
+        "sync_file_range": Ops(np.zeros(30, np.int64), subs[30:], subs[30:] + 50, sub_ino[30:]),
+    }
+    if writes:  # write spans: an event is wanted at its write's start, out of time order
+        starts = np.sort(rng.integers(0, 1_000_000, 200))
+        ops["write"] = Ops(rng.integers(0, 4, 200), starts, starts + rng.integers(1, 40_000, 200), np.full(200, -1))
+    wb = rng.integers(0, n, 300)
+    return Workload(
+        source="random", page_size=4096, start_ts=0, end_ts=1_000_000,
+        dirty_ts=ts, dirty_ino=ino, dirty_idx=rng.integers(0, 50, n), dirty_pid=pid,
+        device=device.preset(preset), ops=ops,
+        page_wb_ts=np.sort(rng.integers(0, 1_000_000, 300)), page_wb_key=page_key(ino[wb], rng.integers(0, 50, 300)),
+        inode_wb_ts=np.sort(rng.integers(0, 1_000_000, 20)), inode_wb_ino=rng.choice(INODES, 20),
+        stable_writes=True,
+    )
+
+
+def plain_dirty_at(w: Workload, t: int) -> np.ndarray:
+    """Each page's last dirtying at or before t (a sort per query), unless written since."""
+    sel = w.dirty_ts <= t
+    keys, ts = w.dirty_key[sel], w.dirty_ts[sel]
+    last = {}
+    for k, x in zip(keys.tolist(), ts.tolist()):
+        last[k] = max(x, last.get(k, x))
+    out = []
+    for k in sorted(last):
+        written = [x for kk, x in zip(w.page_wb_key, w.page_wb_ts) if kk == k and x <= t]
+        written += [x for i, x in zip(w.inode_wb_ino, w.inode_wb_ts) if i == k >> 32 and x <= t]
+        if not written or last[k] > max(written):
+            out.append(k)
+    return np.array(out, dtype=np.int64)
+
+
+def plain_sweep(start_keys, ev_ts, ev_key, t0, page_ns, tagged):
+    """The pass with a heap of (key, dirtied after t0) items, popped in key order."""
+    heap = [int(k) * 2 for k in start_keys]
+    heapq.heapify(heap)
+    cursor, t, written, late, i = -1, float(t0), 0, 0, 0
+    while i < len(ev_ts) and ev_ts[i] <= t0:
+        i += 1
+    while heap:
+        item = heapq.heappop(heap)
+        if item >> 1 <= cursor:
+            continue
+        cursor = item >> 1
+        t += page_ns
+        written += 1
+        late += item & 1
+        while not tagged and i < len(ev_ts) and ev_ts[i] <= t:
+            if ev_key[i] > cursor:
+                heapq.heappush(heap, int(ev_key[i]) * 2 + 1)
+            i += 1
+    return t, written, late, i
+
+
+def plain_waits(w: Workload, write_of: np.ndarray) -> np.ndarray:
+    """The stable-pages FIFO scanning every pending page at each submission."""
+    sub_ts, sub_ino = stable_pages._submissions(w)
+    want, recorded = stable_pages._wanted_at(w, write_of)
+    order = np.argsort(want, kind="stable")
+    writer = np.unique(w.dirty_pid, return_inverse=True)[1]
+    batch = np.zeros(len(sub_ts))
+    for x in np.unique(sub_ino):
+        mine = np.flatnonzero(sub_ino == x)
+        ev = w.dirty_ino == x
+        slot = np.searchsorted(sub_ts[mine], w.dirty_ts[ev], side="left")
+        ok = slot < len(mine)
+        pairs = np.unique(np.stack((slot[ok], w.dirty_key[ev][ok])), axis=1)
+        batch[mine] = np.bincount(pairs[0], minlength=len(mine)) * w.folio_bytes
+    service = w.device.service_times_ns(batch)
+    serial = w.device.queue_depth < 1.5
+    out, shift, wb_until, pending, free, j = np.zeros(len(want)), {}, {}, {}, 0.0, 0
+    for i in order:
+        t = want[i] + shift.get(writer[i], 0.0)
+        while j < len(sub_ts) and sub_ts[j] <= t:
+            keys = [k for k, v in pending.items() if v == sub_ino[j]]
+            if keys:
+                start = max(float(sub_ts[j]), free)
+                done = start + service[j]
+                free = done if serial else start
+                for k in keys:
+                    wb_until[k] = done
+                    del pending[k]
+            j += 1
+        k = w.dirty_key[i]
+        if k in wb_until and wb_until[k] > t:
+            out[i] = wb_until[k] - t
+        shift[writer[i]] = shift.get(writer[i], 0.0) + out[i] - recorded[i]
+        pending[k] = w.dirty_ino[i]
+    return out
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_dirty_at_equals_a_sort_per_query(seed):
+    w = workload(seed)
+    for t in (-1, 0, *np.random.default_rng(seed).integers(0, 1_000_000, 12), 2_000_000):
+        assert np.array_equal(dirty_at(w, int(t)), plain_dirty_at(w, int(t)))
+
+
+@pytest.mark.parametrize("seed", range(4))
+@pytest.mark.parametrize("tagged", [False, True])
+def test_sweep_equals_the_heap(seed, tagged):
+    w = workload(seed)
+    pages, page_of_event = page_ranks(w)
+    for t0 in (0, 200_000, 600_000):
+        start = dirty_at(w, t0)
+        after = w.dirty_ts > t0
+        for page_ns in (10.0, 300.0):  # the pass outruns the writers, or they outrun it
+            got = sweep(pages, start, w.dirty_ts[after], page_of_event[after], t0, page_ns, tagged)
+            want = plain_sweep(start, w.dirty_ts[after], w.dirty_key[after], t0, page_ns, tagged)
+            assert tuple(got) == want
+
+
+@pytest.mark.parametrize("seed", range(4))
+@pytest.mark.parametrize("writes, preset", [(False, "ssd"), (True, "ssd"), (True, "hdd")])
+def test_stable_page_waits_equal_the_full_scan(seed, writes, preset):
+    w = workload(seed, writes=writes, preset=preset)
+    write_of = stable_pages._write_of_event(w)
+    got = stable_pages._predicted_waits(w, write_of)
+    assert (got > 0).any()  # the workload does make writes wait
+    assert np.array_equal(got, plain_waits(w, write_of))
