@@ -110,11 +110,12 @@ def _think_ns(ino: np.ndarray, start: np.ndarray, end: np.ndarray) -> np.ndarray
 @numba.njit(cache=True)
 def _closed_loop(ino, start, base, per_extent, think_ns, txn_ns):
     """Each writer (inode) runs on its own clock from its first recorded fsync: its
-    recorded work between fsyncs (`think_ns`), then the fsync, which costs `base` plus, when the inode must
-    log the whole transaction, one checksum lookup (`per_extent`) per extent the inode
-    has in it: one per fsync'd write since the last commit (every txn_ns). The count
-    follows the writer's own clock, so a slower policy sees fewer fsyncs per
-    transaction. Returns each fsync's cost and each fsync's writer's busy time so far."""
+    recorded work between fsyncs (`think_ns`), then the fsync. An fsync costs `base`
+    plus, when the inode must log the whole transaction, one checksum lookup
+    (`per_extent`) per extent the inode has in it: one per fsync'd write since the last
+    commit (every txn_ns). The count follows the writer's own clock, so a slower policy
+    sees fewer fsyncs per transaction. Returns each fsync's cost and its writer's busy
+    time up to the fsync's return."""
     n = len(ino)
     cost = np.zeros(n)
     busy = np.zeros(n)

@@ -31,6 +31,7 @@ PARAMS = {
     "metadata_per_inode": Param("0", "size", "metadata bytes written per inode (inode cluster, log)", zero_ok=True),
 }
 FIRST_INODE = 1000
+SYNC_PID = -2  # the task running sync(2): none of the fs_mark threads
 
 
 def build(v: dict, m: Machine) -> Workload:
@@ -53,7 +54,7 @@ def build(v: dict, m: Machine) -> Workload:
         dirty_ts=ts, dirty_ino=ino, dirty_idx=np.zeros(n, np.int64),
         dirty_pid=np.arange(n, dtype=np.int64) % max(1, v["threads"]),
         device=m.device,
-        ops={"sync": Ops(np.array([-2]), np.array([sync_at]), none, none)},
+        ops={"sync": Ops(np.array([SYNC_PID]), np.array([sync_at]), none, none)},
         inode_wb_ts=cleaned[order], inode_wb_ino=ino[order],
         dirty_limit_pages=int(m.limit_bytes // page), folio_bytes=size, reclaim_events=0,
         inode_writeback_ns=float(v["inode_cpu"]), metadata_bytes_per_inode=float(v["metadata_per_inode"]),
