@@ -302,17 +302,33 @@ impl Tracker {
         }
     }
 
-    /// Requests that will not change any more (completed or replaced),
-    /// ordered by their Q; with `all`, every remaining one too (end of input).
+    /// `drain_each` as a list (for tests).
+    #[cfg(test)]
     pub fn drain(&mut self, all: bool) -> Vec<Request> {
+        let mut out = Vec::new();
+        self.drain_each(all, |r| out.push(r.clone()));
+        out
+    }
+
+    /// Hand `f` the requests that will not change any more (completed or
+    /// replaced), ordered by their Q; with `all`, every remaining one too
+    /// (end of input). Each is read where it lies: a request is a few hundred
+    /// bytes, and moving every one into a list cost more than following it.
+    pub fn drain_each(&mut self, all: bool, mut f: impl FnMut(&Request)) {
         if all {
             for dev in self.devices.values_mut() {
                 self.done.extend(dev.queued.take_all());
             }
         }
-        let mut out: Vec<Request> = self.done.drain(..).map(|i| self.requests.remove(i)).collect();
-        out.sort_unstable_by_key(|r| r.q_id);
-        out
+        let requests = &self.requests;
+        // q_ids are unique: the unstable sort has one result.
+        self.done.sort_unstable_by_key(|&i| requests[i].q_id);
+        for &i in &self.done {
+            f(&self.requests[i]);
+        }
+        for i in self.done.drain(..) {
+            self.requests.remove(i);
+        }
     }
 
     /// Requests still being followed.

@@ -238,7 +238,7 @@ impl TraceSource for BlkTrace {
                 single(reader, stream, &mut run, progress, &mut damage, &mut stats, &mut truncated, &mut info);
             }
             Input::Single { name, path } => {
-                let src: Box<dyn std::io::Read + Send> = match &path {
+                let src: Box<dyn std::io::BufRead + Send> = match &path {
                     Some(p) => match open_file(p) {
                         Ok(f) => Box::new(std::io::BufReader::with_capacity(1 << 20, f)),
                         Err(e) => {

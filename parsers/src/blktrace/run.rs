@@ -16,22 +16,33 @@ use crate::source::Limits;
 use crate::stats::{Severity, Stat};
 use crate::tracedat::RunReport;
 
+/// Rows reserved per batch column at most (a caller asking for huge batches
+/// gets columns that grow past this instead).
+const MAX_RESERVED_ROWS: usize = 1 << 20;
+
+/// Records of one device and CPU, and the last sequence number they had.
+#[derive(Default)]
+struct CpuCount {
+    records: u64,
+    last_seq: Option<u32>,
+}
+
 pub struct Run<'a> {
     pub notes: Notes,
     tracker: Tracker,
     /// Finished requests waiting for a full batch.
-    done: Vec<super::btt::Request>,
+    requests: tables::RequestBuilder,
+    /// btt's phase samples waiting for a full batch.
+    phases: tables::PhaseBuilder,
     events: tables::EventBuilder,
     limits: Limits,
     out: &'a mut dyn FnMut(&str, RecordBatch),
     id: u64,
     first_ts: Option<u64>,
     last_ts: Option<u64>,
-    /// (device, cpu) → last sequence number seen.
-    last_seq: FxHashMap<(u32, u32), u32>,
     /// (device, cpu) → (gaps, records missing).
     gaps: BTreeMap<(u32, u32), (u64, u64)>,
-    per_cpu: FxHashMap<(u32, u32), u64>,
+    per_cpu: FxHashMap<(u32, u32), CpuCount>,
     lost: tables::LostBuilder,
     /// device → (current, max) dispatched-but-not-completed requests, read
     /// and write, as blkparse counts its "Read depth" / "Write depth".
@@ -43,14 +54,14 @@ impl<'a> Run<'a> {
         Run {
             notes: Notes::default(),
             tracker: Tracker::default(),
-            done: Vec::new(),
-            events: tables::EventBuilder::new(limits.batch_rows.min(65536)),
+            requests: tables::RequestBuilder::new(limits.batch_rows.min(MAX_RESERVED_ROWS)),
+            phases: tables::PhaseBuilder::new(limits.batch_rows.min(MAX_RESERVED_ROWS)),
+            events: tables::EventBuilder::new(limits.batch_rows.min(MAX_RESERVED_ROWS)),
             limits,
             out,
             id: 0,
             first_ts: None,
             last_ts: None,
-            last_seq: FxHashMap::default(),
             gaps: BTreeMap::new(),
             per_cpu: FxHashMap::default(),
             lost: tables::LostBuilder::default(),
@@ -77,10 +88,12 @@ impl<'a> Run<'a> {
     /// process notify records, like blkparse).
     pub fn emit(&mut self, r: Record, printed: Option<&tables::Printed>) {
         let key = (r.h.device, r.h.cpu);
+        let count = self.per_cpu.entry(key).or_default();
+        count.records += 1;
         if !action::is_notify(r.h.action) {
             // Sequence numbers count per device and CPU; a jump is records
             // the relay buffers dropped (blkparse's "Skips").
-            if let Some(&last) = self.last_seq.get(&key) {
+            if let Some(last) = count.last_seq {
                 let expect = last.wrapping_add(1);
                 if r.h.sequence > expect {
                     let missing = (r.h.sequence - expect) as u64;
@@ -90,10 +103,7 @@ impl<'a> Run<'a> {
                     self.lost.push(r.h.device, r.h.cpu, r.h.time, missing, self.id);
                 }
             }
-            self.last_seq.insert(key, r.h.sequence);
-        }
-        *self.per_cpu.entry(key).or_default() += 1;
-        if !action::is_notify(r.h.action) {
+            count.last_seq = Some(r.h.sequence);
             self.track_depth(&r);
         }
         self.first_ts.get_or_insert(r.h.time);
@@ -121,15 +131,15 @@ impl<'a> Run<'a> {
     /// Take the requests that can no longer change out of the tracker, and
     /// hand over full batches (all of them at the end).
     fn flush_requests(&mut self, all: bool) {
-        self.done.extend(self.tracker.drain(all));
-        if !self.done.is_empty() && (all || self.done.len() >= self.limits.batch_rows) {
-            (self.out)(tables::IO_REQUESTS, tables::requests_batch(&self.done));
-            self.done.clear();
+        let requests = &mut self.requests;
+        self.tracker.drain_each(all, |r| requests.push(r));
+        if requests.rows() > 0 && (all || requests.rows() >= self.limits.batch_rows) {
+            (self.out)(tables::IO_REQUESTS, requests.finish());
         }
-        let samples = &self.tracker.samples;
-        if !samples.is_empty() && (all || samples.len() >= self.limits.batch_rows) {
-            (self.out)(tables::IO_PHASES, tables::phases_batch(samples));
-            self.tracker.samples.clear();
+        self.phases.extend(&self.tracker.samples);
+        self.tracker.samples.clear();
+        if self.phases.rows() > 0 && (all || self.phases.rows() >= self.limits.batch_rows) {
+            (self.out)(tables::IO_PHASES, self.phases.finish());
         }
     }
 
@@ -157,7 +167,7 @@ impl<'a> Run<'a> {
             })
             .collect();
         (self.out)(tables::BLK_DEVICES, tables::devices_batch(&rows));
-        let mut per_cpu: Vec<_> = self.per_cpu.iter().map(|(&k, &n)| (k, n)).collect();
+        let mut per_cpu: Vec<_> = self.per_cpu.iter().map(|(&k, n)| (k, n.records)).collect();
         per_cpu.sort_unstable();
         for &((dev, cpu), n) in &per_cpu {
             stats.push(Stat::new(

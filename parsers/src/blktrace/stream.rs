@@ -2,7 +2,7 @@
 //! or stdin), and blkparse's merge of per-CPU streams.
 
 use std::collections::{HashMap, VecDeque};
-use std::io::Read;
+use std::io::{BufRead, Read};
 
 use super::action::{self, tn};
 use super::record::{detect_endian, Header, Record, HEADER};
@@ -54,7 +54,7 @@ impl Notes {
 /// Reads records one at a time; stops at the first damage, recording it.
 pub struct Reader {
     pub name: String,
-    src: Box<dyn Read + Send>,
+    src: Box<dyn BufRead + Send>,
     pub endian: Option<Endian>,
     pub offset: u64,
     pub damage: Option<Damage>,
@@ -67,7 +67,7 @@ pub struct Reader {
 const MAX_PDU: usize = u16::MAX as usize;
 
 impl Reader {
-    pub fn new(name: String, src: Box<dyn Read + Send>) -> Reader {
+    pub fn new(name: String, src: Box<dyn BufRead + Send>) -> Reader {
         Reader { name, src, endian: None, offset: 0, damage: None, truncated_bytes: 0, done: false }
     }
 
@@ -103,10 +103,29 @@ impl Reader {
         None
     }
 
+    /// The next record when all of it is already in the read buffer (nearly
+    /// always): parsed where it lies, without copying it out first. None
+    /// leaves the input untouched for `next`'s careful path (the first
+    /// record, a record across a buffer refill, damage).
+    #[inline]
+    fn next_buffered(&mut self) -> Option<Record> {
+        let e = self.endian?;
+        let buf = self.src.fill_buf().ok()?;
+        let header = Header::parse(buf.get(..HEADER)?.try_into().ok()?, e).ok()?;
+        let len = HEADER + header.pdu_len as usize;
+        let r = Record::from_parts(header, buf.get(HEADER..len)?, e);
+        self.src.consume(len);
+        self.offset += len as u64;
+        Some(r)
+    }
+
     /// The next record, or None at the end or at damage.
     pub fn next(&mut self) -> Option<Record> {
         if self.done {
             return None;
+        }
+        if let Some(r) = self.next_buffered() {
+            return Some(r);
         }
         let mut h = [0u8; HEADER];
         let at = self.offset;

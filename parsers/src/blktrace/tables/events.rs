@@ -66,6 +66,16 @@ pub struct Printed {
 
 /// Builds `blk_events` and `blk_details` batches.
 pub struct EventBuilder {
+    cols: EventColumns,
+    details: Details,
+    rows: usize,
+    /// Rows a batch holds: every batch's columns are reserved at this size
+    /// up front, so they never grow by copying (and faulting in) themselves.
+    capacity: usize,
+}
+
+/// The `blk_events` columns of one batch.
+struct EventColumns {
     id: Ints<u64>,
     ts: Ints<u64>,
     seq: Ints<u32>,
@@ -76,8 +86,40 @@ pub struct EventBuilder {
     sector: Ints<u64>,
     bytes: Ints<u32>,
     error: Ints<u16>,
-    details: Details,
-    rows: usize,
+}
+
+impl EventColumns {
+    fn new(cap: usize) -> Self {
+        use DataType::*;
+        EventColumns {
+            id: Ints::new(UInt64, cap),
+            ts: Ints::new(Int64, cap),
+            seq: Ints::new(UInt32, cap),
+            cpu: Ints::new(Int32, cap),
+            pid: Ints::new(Int32, cap),
+            device: Ints::new(UInt32, cap),
+            action: Ints::new(UInt32, cap),
+            sector: Ints::new(UInt64, cap),
+            bytes: Ints::new(UInt32, cap),
+            error: Ints::new(UInt16, cap),
+        }
+    }
+
+    fn finish(mut self) -> RecordBatch {
+        let cols: Vec<ArrayRef> = vec![
+            self.id.finish(),
+            self.ts.finish(),
+            self.seq.finish(),
+            self.cpu.finish(),
+            self.pid.finish(),
+            self.device.finish(),
+            self.action.finish(),
+            self.sector.finish(),
+            self.bytes.finish(),
+            self.error.finish(),
+        ];
+        RecordBatch::try_new(events_schema(), cols).expect("blk_events batch")
+    }
 }
 
 struct Details {
@@ -172,22 +214,8 @@ impl Details {
 }
 
 impl EventBuilder {
-    pub fn new(cap: usize) -> Self {
-        use DataType::*;
-        EventBuilder {
-            id: Ints::new(UInt64, cap),
-            ts: Ints::new(Int64, cap),
-            seq: Ints::new(UInt32, cap),
-            cpu: Ints::new(Int32, cap),
-            pid: Ints::new(Int32, cap),
-            device: Ints::new(UInt32, cap),
-            action: Ints::new(UInt32, cap),
-            sector: Ints::new(UInt64, cap),
-            bytes: Ints::new(UInt32, cap),
-            error: Ints::new(UInt16, cap),
-            details: Details::new(),
-            rows: 0,
-        }
+    pub fn new(capacity: usize) -> Self {
+        EventBuilder { cols: EventColumns::new(capacity), details: Details::new(), rows: 0, capacity }
     }
 
     pub fn rows(&self) -> usize {
@@ -198,16 +226,17 @@ impl EventBuilder {
     pub fn push(&mut self, id: u64, r: &Record, printed: Option<&Printed>) {
         let h = &r.h;
         let shown = |f: fn(&Printed) -> bool| printed.map_or(true, f);
-        self.id.push(id);
-        self.ts.push(h.time);
-        self.seq.push(h.sequence);
-        self.cpu.push(h.cpu);
-        opt(&mut self.pid, shown(|p| p.pid).then_some(h.pid));
-        self.device.push(h.device);
-        self.action.push(h.action);
-        opt(&mut self.sector, shown(|p| p.sector).then_some(h.sector));
-        opt(&mut self.bytes, shown(|p| p.size).then_some(h.bytes));
-        self.error.push(h.error);
+        let c = &mut self.cols;
+        c.id.push(id);
+        c.ts.push(h.time);
+        c.seq.push(h.sequence);
+        c.cpu.push(h.cpu);
+        opt(&mut c.pid, shown(|p| p.pid).then_some(h.pid));
+        c.device.push(h.device);
+        c.action.push(h.action);
+        opt(&mut c.sector, shown(|p| p.sector).then_some(h.sector));
+        opt(&mut c.bytes, shown(|p| p.size).then_some(h.bytes));
+        c.error.push(h.error);
         self.details.push(id, r, printed);
         self.rows += 1;
     }
@@ -215,20 +244,9 @@ impl EventBuilder {
     /// The `blk_events` batch, and the `blk_details` one when any record
     /// had details.
     pub fn finish(&mut self) -> (RecordBatch, Option<RecordBatch>) {
-        let cols: Vec<ArrayRef> = vec![
-            self.id.finish(),
-            self.ts.finish(),
-            self.seq.finish(),
-            self.cpu.finish(),
-            self.pid.finish(),
-            self.device.finish(),
-            self.action.finish(),
-            self.sector.finish(),
-            self.bytes.finish(),
-            self.error.finish(),
-        ];
+        let cols = std::mem::replace(&mut self.cols, EventColumns::new(self.capacity));
         self.rows = 0;
-        (RecordBatch::try_new(events_schema(), cols).expect("blk_events batch"), self.details.finish())
+        (cols.finish(), self.details.finish())
     }
 }
 

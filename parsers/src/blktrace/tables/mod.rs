@@ -13,7 +13,7 @@ mod requests;
 mod small;
 
 pub use events::{details_schema, events_schema, EventBuilder, Printed};
-pub use requests::{phases_batch, phases_schema, requests_batch, requests_schema};
+pub use requests::{phases_schema, requests_schema, PhaseBuilder, RequestBuilder};
 pub use small::{devices_batch, devices_schema, lost_schema, tasks_batch, tasks_schema, DeviceRow, LostBuilder};
 
 pub const BLK_EVENTS: &str = "blk_events";

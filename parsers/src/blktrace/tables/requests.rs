@@ -35,37 +35,89 @@ pub fn requests_schema() -> SchemaRef {
     schema(fields)
 }
 
-pub fn requests_batch(reqs: &[Request]) -> RecordBatch {
-    use DataType::*;
-    let n = reqs.len();
-    let (mut id, mut device, mut pid, mut action) = (Ints::new(UInt64, n), Ints::new(UInt32, n), Ints::new(Int32, n), Ints::new(UInt32, n));
-    let (mut sector, mut bytes) = (Ints::<u64>::new(UInt64, n), Ints::<u32>::new(UInt32, n));
-    let mut times: Vec<Ints<u64>> = TIMES.iter().map(|_| Ints::new(Int64, n)).collect();
-    let (mut d_sector, mut d_nr, mut c_sector) = (Ints::new(UInt64, n), Ints::new(UInt32, n), Ints::new(UInt64, n));
-    let mut d_matches = Ints::new(UInt32, n);
-    let mut replaced = BooleanBuilder::with_capacity(n);
-    for r in reqs {
-        id.push(r.q_id);
-        device.push(r.device);
-        pid.push(r.pid);
-        action.push(r.action);
-        sector.push(r.sector);
-        bytes.push(r.bytes);
-        for (c, v) in times.iter_mut().zip([Some(r.q_time), r.g_time, r.s_time, r.i_time, r.m_time, r.d_time, r.c_time]) {
-            opt(c, v);
+/// Builds `io_requests` batches one finished request at a time (requests
+/// go straight into the columns: the tracker's structs are never queued).
+pub struct RequestBuilder {
+    cols: RequestColumns,
+    capacity: usize,
+}
+
+struct RequestColumns {
+    id: Ints<u64>,
+    device: Ints<u32>,
+    pid: Ints<u32>,
+    action: Ints<u32>,
+    sector: Ints<u64>,
+    bytes: Ints<u32>,
+    times: [Ints<u64>; TIMES.len()],
+    d_sector: Ints<u64>,
+    d_nr: Ints<u32>,
+    c_sector: Ints<u64>,
+    d_matches: Ints<u32>,
+    replaced: BooleanBuilder,
+}
+
+impl RequestColumns {
+    fn new(n: usize) -> Self {
+        use DataType::*;
+        RequestColumns {
+            id: Ints::new(UInt64, n),
+            device: Ints::new(UInt32, n),
+            pid: Ints::new(Int32, n),
+            action: Ints::new(UInt32, n),
+            sector: Ints::new(UInt64, n),
+            bytes: Ints::new(UInt32, n),
+            times: std::array::from_fn(|_| Ints::new(Int64, n)),
+            d_sector: Ints::new(UInt64, n),
+            d_nr: Ints::new(UInt32, n),
+            c_sector: Ints::new(UInt64, n),
+            d_matches: Ints::new(UInt32, n),
+            replaced: BooleanBuilder::with_capacity(n),
         }
-        opt(&mut d_sector, r.d_sector);
-        opt(&mut d_nr, r.d_nr_sectors);
-        opt(&mut c_sector, r.c_sector);
-        d_matches.push(r.d_matches);
-        replaced.append_value(r.replaced);
     }
-    let mut cols: Vec<ArrayRef> = vec![id.finish(), device.finish(), pid.finish(), action.finish(), sector.finish(), bytes.finish()];
-    cols.extend(times.iter_mut().map(|c| c.finish()));
-    cols.extend([d_sector.finish(), d_nr.finish(), c_sector.finish()]);
-    cols.push(d_matches.finish());
-    cols.push(Arc::new(replaced.finish()));
-    RecordBatch::try_new(requests_schema(), cols).expect("io_requests batch")
+
+    fn finish(mut self) -> RecordBatch {
+        let mut cols: Vec<ArrayRef> =
+            vec![self.id.finish(), self.device.finish(), self.pid.finish(), self.action.finish(), self.sector.finish(), self.bytes.finish()];
+        cols.extend(self.times.iter_mut().map(|c| c.finish()));
+        cols.extend([self.d_sector.finish(), self.d_nr.finish(), self.c_sector.finish()]);
+        cols.push(self.d_matches.finish());
+        cols.push(Arc::new(self.replaced.finish()));
+        RecordBatch::try_new(requests_schema(), cols).expect("io_requests batch")
+    }
+}
+
+impl RequestBuilder {
+    /// Batches of up to `capacity` rows, reserved up front.
+    pub fn new(capacity: usize) -> Self {
+        RequestBuilder { cols: RequestColumns::new(capacity), capacity }
+    }
+
+    pub fn rows(&self) -> usize {
+        self.cols.id.len()
+    }
+
+    pub fn push(&mut self, r: &Request) {
+        let c = &mut self.cols;
+        c.id.push(r.q_id);
+        c.device.push(r.device);
+        c.pid.push(r.pid);
+        c.action.push(r.action);
+        c.sector.push(r.sector);
+        c.bytes.push(r.bytes);
+        for (col, v) in c.times.iter_mut().zip([Some(r.q_time), r.g_time, r.s_time, r.i_time, r.m_time, r.d_time, r.c_time]) {
+            opt(col, v);
+        }
+        opt(&mut c.d_sector, r.d_sector);
+        opt(&mut c.d_nr, r.d_nr_sectors);
+        opt(&mut c.c_sector, r.c_sector);
+        c.d_matches.push(r.d_matches);
+        c.replaced.append_value(r.replaced);
+    }
+
+    pub fn finish(&mut self) -> RecordBatch {
+        std::mem::replace(&mut self.cols, RequestColumns::new(self.capacity)).finish()
+    }
 }
 
 pub fn phases_schema() -> SchemaRef {
@@ -73,15 +125,48 @@ pub fn phases_schema() -> SchemaRef {
     schema(vec![f("id", UInt64, false), f("q_id", UInt64, false), f("phase", UInt8, false), f("ns", Int64, false)])
 }
 
-pub fn phases_batch(samples: &[Sample]) -> RecordBatch {
-    use DataType::*;
-    let n = samples.len();
-    let (mut id, mut q_id, mut phase, mut ns) = (Ints::new(UInt64, n), Ints::new(UInt64, n), Ints::new(UInt8, n), Ints::new(Int64, n));
-    for s in samples {
-        id.push(s.event_id);
-        q_id.push(s.q_id);
-        phase.push(s.phase as u8);
-        ns.push(s.ns);
+/// Builds `io_phases` batches; the tracker's samples are moved in while
+/// they are still in cache (every few thousand records).
+pub struct PhaseBuilder {
+    cols: PhaseColumns,
+    capacity: usize,
+}
+
+struct PhaseColumns {
+    id: Ints<u64>,
+    q_id: Ints<u64>,
+    phase: Ints<u8>,
+    ns: Ints<u64>,
+}
+
+impl PhaseColumns {
+    fn new(n: usize) -> Self {
+        use DataType::*;
+        PhaseColumns { id: Ints::new(UInt64, n), q_id: Ints::new(UInt64, n), phase: Ints::new(UInt8, n), ns: Ints::new(Int64, n) }
     }
-    RecordBatch::try_new(phases_schema(), vec![id.finish(), q_id.finish(), phase.finish(), ns.finish()]).expect("io_phases batch")
+}
+
+impl PhaseBuilder {
+    pub fn new(capacity: usize) -> Self {
+        PhaseBuilder { cols: PhaseColumns::new(capacity), capacity }
+    }
+
+    pub fn rows(&self) -> usize {
+        self.cols.id.len()
+    }
+
+    pub fn extend(&mut self, samples: &[Sample]) {
+        let c = &mut self.cols;
+        for s in samples {
+            c.id.push(s.event_id);
+            c.q_id.push(s.q_id);
+            c.phase.push(s.phase as u8);
+            c.ns.push(s.ns);
+        }
+    }
+
+    pub fn finish(&mut self) -> RecordBatch {
+        let mut c = std::mem::replace(&mut self.cols, PhaseColumns::new(self.capacity));
+        RecordBatch::try_new(phases_schema(), vec![c.id.finish(), c.q_id.finish(), c.phase.finish(), c.ns.finish()]).expect("io_phases batch")
+    }
 }
