@@ -300,13 +300,13 @@ def _load_source(con, src, state: _Loaded, progress: Progress | None) -> None:
             sch = _schema(empty)
             con.execute(create_table(_side_target(name), sch))
             state.side[name] = sch
-    if src.format == "blktrace":
-        # One DuckDB thread appends each batch straight into the table's row
-        # groups. With a thread per core, each insert of a blktrace batch is
-        # split into partial row groups that the commit compresses and merges
-        # again: on 2.4 M records 0.8 s more CPU, and a store of 70 MB instead
-        # of 44 MB (benchmarks/README.md). A failed ingest drops the connection.
-        con.execute("SET threads = 1")
+    # One DuckDB thread appends each batch straight into the table's row groups.
+    # With a thread per core, each insert of a batch is split into partial row
+    # groups that the commit compresses and merges again: on 2.4 M blktrace records
+    # 0.8 s more CPU and a store of 70 MB instead of 44 MB; on 17 M ftrace events
+    # 2.4 s more CPU and 92 MB instead of 58 MB (benchmarks/README.md). A failed
+    # ingest drops the connection.
+    con.execute("SET threads = 1")
     batches = src.batches(batch_rows=BATCH_ROWS, max_pending_bytes=MAX_PENDING_BYTES)
     for name, reader in batches:
         if name in state.schemas:
@@ -328,8 +328,7 @@ def _load_source(con, src, state: _Loaded, progress: Progress | None) -> None:
             state.rows[name] += _last_insert_count(con)
         if progress:
             progress(batches.progress(), src.total_bytes)
-    if src.format == "blktrace":
-        con.execute("RESET threads")
+    con.execute("RESET threads")
     report = batches.report() or {}
     # Every damage line names its file (blktrace lines name the per-CPU file).
     label = "stdin" if str(src.path) == "-" else src.path.name
