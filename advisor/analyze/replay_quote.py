@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from advisor.replay.workload import from_store
 from advisor.rules import Rule
+from advisor.rules.loader import RuleFileError
 
 # Verdicts worth quantifying: the problem is, or may be, in this capture.
 QUOTED = ("affected", "at-risk", "signature-without-known-bug")
@@ -18,13 +19,13 @@ def quote_replays(con, label: str, doc: dict, rules: list[Rule]) -> None:
     wanted = [f for f in doc["findings"] if f["verdict"] in QUOTED and by_id[f["rule"]].replay is not None]
     if not wanted:
         return
-    # The engine pulls in numba (LLVM, ~100 MB): loaded only when a finding is quoted.
+    # The engine pulls in numba (LLVM, ~60 MB): loaded only when a finding is quoted.
     from advisor.replay import engine
     from advisor.replay.policies import MODELS
 
     wanted = [f for f in wanted if f["rule"] in MODELS]
-    workload = from_store(con, label)
-    if not len(workload.dirty_ts):
+    workload = from_store(con, label) if wanted else None
+    if workload is None or not len(workload.dirty_ts):
         return
     result = engine.replay(workload, engine.select([f["rule"] for f in wanted], None), doc["kernel"]["release"])
     for f in wanted:
@@ -43,4 +44,11 @@ def quote_replays(con, label: str, doc: dict, rules: list[Rule]) -> None:
                        "device": result["workload"]["device"]["source"],
                        "assumptions": result["workload"]["assumptions"]}
         if values["before"] is not None and values["after"] is not None:
-            f["message"] += " " + quote.text.format(**values)
+            f["message"] += " " + _sentence(by_id[f["rule"]], values)
+
+
+def _sentence(rule: Rule, values: dict) -> str:
+    try:
+        return rule.replay.text.format(**values)
+    except (KeyError, ValueError, IndexError) as e:
+        raise RuleFileError(f"{rule.source_file}: [replay] text uses an unknown or badly formatted value: {e}") from None
