@@ -6,18 +6,7 @@ from rich.panel import Panel
 from rich.table import Table
 
 from advisor.cli.console import err
-
-
-def _fmt(v) -> str:
-    if v is None:
-        return "–"
-    if isinstance(v, bool):
-        return "yes" if v else "no"
-    if isinstance(v, float):
-        return f"{v:,.4g}"
-    if isinstance(v, int):
-        return f"{v:,}"
-    return str(v)
+from advisor.display import display_value
 
 
 def render(doc: dict) -> None:
@@ -46,8 +35,8 @@ def render(doc: dict) -> None:
             own = " (this kernel)" if r["own_kernel"] else ""
             t.add_column(f"{r['policy']}{own}\n[dim]{r['kernels']}[/]", justify="right")
         for name in names:
-            first = [] if synthetic else [_fmt(observed.get(name))]
-            t.add_row(name, *first, *[_fmt(r["metrics"].get(name)) for r in rows])
+            first = [] if synthetic else [display_value(observed.get(name))]
+            t.add_row(name, *first, *[display_value(r["metrics"].get(name)) for r in rows])
         err.print(t)
     for problem, reason in doc["not_applicable"].items():
         err.print(f"[dim]{problem}: not replayed — {reason}[/]")

@@ -16,6 +16,7 @@ import hashlib
 import html
 from importlib import resources
 
+from advisor.display import display_value
 from advisor.report.charts import Chart
 from advisor.rules import SEVERITY
 
@@ -44,15 +45,8 @@ def h(value) -> str:
 
 
 def number(v) -> str:
-    if v is None:
-        return "–"
-    if isinstance(v, bool):
-        return "yes" if v else "no"
-    if isinstance(v, float):
-        return f"{v:,.4g}"
-    if isinstance(v, int):
-        return f"{v:,}"
-    return h(v)
+    """A table cell: the value as people read it (advisor.display), escaped."""
+    return h(display_value(v))
 
 
 def table(columns, rows, cls: str = "") -> str:
