@@ -55,7 +55,8 @@ def kernel_of(capture: dict, override: KernelRelease | None) -> tuple[KernelRele
     return parse_release(text), "capture (uname)"
 
 
-def diagnose(con, rules: list[Rule], kernel: KernelRelease | None, label: str) -> dict:
+def diagnose(con, rules: list[Rule], kernel: KernelRelease | None, label: str, replayed: dict | None = None) -> dict:
+    """The analysis document; `replayed`: a replay document already made (see quote_replays)."""
     capture = capture_facts(con)
     if capture["events"] == 0 and capture["blk_events"] == 0:
         raise TraceFormatError(f"{label}: the capture has no events to analyze")
@@ -74,7 +75,7 @@ def diagnose(con, rules: list[Rule], kernel: KernelRelease | None, label: str) -
         if blk_only and f.rule.blktrace:
             d["message"] += f" {f.rule.blktrace}"
         doc["findings"].append(d)
-    quote_replays(con, label, doc, rules)
+    quote_replays(con, label, doc, rules, replayed)
     return doc
 
 

@@ -13,21 +13,22 @@ QUOTED = ("affected", "at-risk", "signature-without-known-bug")
 _OWN = {True: "it runs the fixed policy", False: "it runs the policy before the fix", None: "policy unknown"}
 
 
-def quote_replays(con, label: str, doc: dict, rules: list[Rule]) -> None:
-    """Add `replay` (and its sentence in `message`) to the findings that want one."""
+def quote_replays(con, label: str, doc: dict, rules: list[Rule], replayed: dict | None = None) -> None:
+    """Add `replay` (and its sentence in `message`) to the findings that want one.
+    `replayed`: a replay document the caller already has (the report's), used when it
+    covers every quoted problem, so the workload is not extracted and replayed twice."""
     by_id = {r.id: r for r in rules}
     wanted = [f for f in doc["findings"] if f["verdict"] in QUOTED and by_id[f["rule"]].replay is not None]
     if not wanted:
         return
     # The engine pulls in numba (LLVM, ~60 MB): loaded only when a finding is quoted.
-    from advisor.replay import engine
     from advisor.replay.policies import MODELS
 
     wanted = [f for f in wanted if f["rule"] in MODELS]
-    workload = from_store(con, label) if wanted else None
-    if workload is None or not len(workload.dirty_ts):
+    problems = [f["rule"] for f in wanted]
+    result = replayed if replayed is not None and _covers(replayed, problems) else _replay(con, label, problems, doc)
+    if result is None:
         return
-    result = engine.replay(workload, engine.select([f["rule"] for f in wanted], None), doc["kernel"]["release"])
     for f in wanted:
         quote = by_id[f["rule"]].replay
         rows = [r for r in result["results"] if r["problem"] == f["rule"]]
@@ -45,6 +46,21 @@ def quote_replays(con, label: str, doc: dict, rules: list[Rule]) -> None:
                        "assumptions": result["workload"]["assumptions"]}
         if values["before"] is not None and values["after"] is not None:
             f["message"] += " " + _sentence(by_id[f["rule"]], values)
+
+
+def _covers(replayed: dict, problems: list[str]) -> bool:
+    done = {r["problem"] for r in replayed["results"]} | set(replayed["not_applicable"])
+    return set(problems) <= done
+
+
+def _replay(con, label: str, problems: list[str], doc: dict) -> dict | None:
+    """The quoted problems' replay, or None when there is nothing to replay."""
+    from advisor.replay import engine
+
+    workload = from_store(con, label) if problems else None
+    if workload is None or not len(workload.dirty_ts):
+        return None
+    return engine.replay(workload, engine.select(problems, None), doc["kernel"]["release"])
 
 
 def _sentence(rule: Rule, values: dict) -> str:

@@ -16,7 +16,7 @@ from advisor.report.series import Incident, incident
 from advisor.rules import Rule
 
 #: The steps a report goes through, for a progress bar.
-STEPS = ("analyze", "incident", "charts", "replay", "page")
+STEPS = ("replay", "analyze", "incident", "charts", "page")
 
 
 def replay_doc(con, label: str, problems: list[str] | None, kernel: str | None) -> tuple[dict | None, str | None]:
@@ -32,14 +32,14 @@ def replay_doc(con, label: str, problems: list[str] | None, kernel: str | None) 
 
 def build(con, label: str, rules: list[Rule], release: KernelRelease | None = None, kernel: str | None = None,
           replay: bool = True, problems: list[str] | None = None, step: Callable[[str], None] = lambda s: None) -> str:
+    step("replay")
+    rdoc, why_not = replay_doc(con, label, problems, kernel) if replay else (None, "not asked for (--no-replay)")
     step("analyze")
-    doc = diagnose(con, rules, release, label)
+    doc = diagnose(con, rules, release, label, rdoc)  # its findings quote this replay
     step("incident")
     inc = incident(con)
     step("charts")
     charts = incident_charts(inc)
-    step("replay")
-    rdoc, why_not = replay_doc(con, label, problems, kernel) if replay else (None, "not asked for (--no-replay)")
     step("page")
     sections = [
         capture_section(label, doc, __version__),
