@@ -41,3 +41,22 @@ def ms(ns: float) -> float:
 
 def seconds(ns: float) -> float:
     return round(float(ns) / 1e9, 6)
+
+
+def needs_op(w: Workload, kind: str, missing: str) -> str | None:
+    """Why a problem that replays operations of `kind` over the dirtying cannot apply."""
+    if not len(w.op(kind)):
+        return f"no {missing} in the workload"
+    if not len(w.dirty_ts):
+        return "no page dirtying in the workload"
+    return None
+
+
+def longest_observed(w: Workload, kind: str, metric: str) -> dict:
+    """What the capture shows of an operation kind: how many completed
+    (`<metric>_count`) and how long the longest took (`<metric>_seconds`)."""
+    ops = w.op(kind)
+    if not len(ops) or not ops.complete.any():
+        return {}
+    i = ops.longest()
+    return {f"{metric}_count": int(ops.complete.sum()), f"{metric}_seconds": seconds(ops.end[i] - ops.start[i])}

@@ -20,29 +20,13 @@ both policies), or four device requests (tree blocks, superblock with flush) wit
 from __future__ import annotations
 
 from advisor.replay.pages import dirty_at, page_ranks, sweep
-from advisor.replay.policies.base import Policy, ProblemModel, seconds
+from advisor.replay.policies.base import Policy, ProblemModel, longest_observed, needs_op, seconds
 from advisor.replay.workload import Workload
 
 UNTAGGED = Policy("untagged", False, "before 5.0-rc1 (4.20.8, 4.19.21 with the backport)",
                   "extent_write_cache_pages looks up PAGECACHE_TAG_DIRTY as it sweeps: pages dirtied after the snapshot began are written too")
 TAGGED = Policy("tagged", True, "5.0-rc1 and later (4.20.8+, 4.19.21+)",
                 "tag_pages_for_writeback() marks the dirty set TOWRITE first; the sweep writes only those pages")
-
-
-def _not_applicable(w: Workload) -> str | None:
-    if not len(w.op("snapshot")):
-        return "no btrfs snapshot ioctl (BTRFS_IOC_SNAP_CREATE) in the workload"
-    if not len(w.dirty_ts):
-        return "no page dirtying in the workload"
-    return None
-
-
-def _observed(w: Workload) -> dict:
-    ops = w.op("snapshot")
-    if not len(ops) or not ops.complete.any():
-        return {}
-    i = ops.longest()
-    return {"snapshot_count": int(ops.complete.sum()), "snapshot_seconds": seconds(ops.end[i] - ops.start[i])}
 
 
 def _simulate(w: Workload, policy: Policy) -> dict:
@@ -87,7 +71,7 @@ MODEL = ProblemModel(
     problem="btrfs-snapshot-livelock",
     commit="3cd24c698004d2f7668e0eb9fc1f096f533c791b",
     policies=(UNTAGGED, TAGGED),
-    not_applicable=_not_applicable,
-    observed=_observed,
+    not_applicable=lambda w: needs_op(w, "snapshot", "btrfs snapshot ioctl (BTRFS_IOC_SNAP_CREATE)"),
+    observed=lambda w: longest_observed(w, "snapshot", "snapshot"),
     simulate=_simulate,
 )

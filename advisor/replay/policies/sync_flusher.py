@@ -30,29 +30,13 @@ import numpy as np
 
 from advisor.replay.device import requests_for
 from advisor.replay.pages import dirty_at
-from advisor.replay.policies.base import Policy, ProblemModel, seconds
+from advisor.replay.policies.base import Policy, ProblemModel, longest_observed, needs_op, seconds
 from advisor.replay.workload import Workload
 
 WAIT_PER_INODE = Policy("wait-per-inode", False, "before 3.12 (RHEL 7 before 3.10.0-65)",
                         "__writeback_single_inode: filemap_fdatawait per inode for every WB_SYNC_ALL pass, inside the flusher")
 FOR_SYNC = Policy("for-sync", True, "3.12 and later",
                   "wbc->for_sync: the flusher submits all IO; wait_sb_inodes waits once, outside the flusher")
-
-
-def _not_applicable(w: Workload) -> str | None:
-    if not len(w.op("sync")):
-        return "no sync(2)/syncfs(2) in the workload"
-    if not len(w.dirty_ts):
-        return "no page dirtying in the workload"
-    return None
-
-
-def _observed(w: Workload) -> dict:
-    ops = w.op("sync")
-    if not len(ops) or not ops.complete.any():
-        return {}
-    i = ops.longest()
-    return {"sync_count": int(ops.complete.sum()), "sync_seconds": seconds(ops.end[i] - ops.start[i])}
 
 
 def _simulate(w: Workload, policy: Policy) -> dict:
@@ -102,7 +86,7 @@ MODEL = ProblemModel(
     problem="sync-flusher-stall",
     commit="sync: don't block the flusher thread waiting on IO (3.12, wbc->for_sync)",
     policies=(WAIT_PER_INODE, FOR_SYNC),
-    not_applicable=_not_applicable,
-    observed=_observed,
+    not_applicable=lambda w: needs_op(w, "sync", "sync(2)/syncfs(2)"),
+    observed=lambda w: longest_observed(w, "sync", "sync"),
     simulate=_simulate,
 )
