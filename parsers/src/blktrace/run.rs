@@ -218,6 +218,7 @@ impl<'a> Run<'a> {
             last_ts: self.last_ts.map(|t| t as i64),
             stats,
             info,
+            ..RunReport::default()
         }
     }
 }

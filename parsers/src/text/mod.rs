@@ -427,7 +427,7 @@ impl TextTrace {
         if let Some((inbuf, written)) = self.header.entries {
             stats.push(Stat::new("overwritten_entries", None, Severity::DataLoss, written.saturating_sub(inbuf), "events written to the ring buffer but overwritten before it was read (tracefs header entries-written minus entries-in-buffer)"));
         }
-        RunReport { damaged: malformed + bad_ts > 0, stats, events: id, first_ts, last_ts, damage, info: Vec::new() }
+        RunReport { damaged: malformed + bad_ts > 0, stats, events: id, first_ts, last_ts, damage, ..RunReport::default() }
     }
 }
 

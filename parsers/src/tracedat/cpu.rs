@@ -189,6 +189,12 @@ impl<'a> CpuStream<'a> {
         }
     }
 
+    /// File offset before which this stream reads nothing more: the start of
+    /// its current page, or of the compressed chunk it was inflated from.
+    pub fn read_from(&self) -> u64 {
+        self.page_file_offset
+    }
+
     /// Load the next page into place; false when the CPU's data is done.
     fn load_page(&mut self) -> bool {
         if self.missed != Missed::None {

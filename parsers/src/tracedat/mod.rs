@@ -28,6 +28,9 @@ pub struct TraceDat {
     pub path: PathBuf,
     map: crate::data::Data,
     pub meta: Metadata,
+    /// Mapped input is released in steps of at least this many bytes per CPU
+    /// stream (one madvise call per step); see [`crate::data::Data::release`].
+    pub release_step: u64,
 }
 
 /// What a run found besides the events.
@@ -43,10 +46,14 @@ pub struct RunReport {
     pub damage: Vec<String>,
     /// Facts found while reading (for `trace_info`).
     pub info: Vec<(String, String)>,
+    /// Bytes of the mapped input handed back to the kernel as they were read.
+    pub released_bytes: u64,
 }
 
 pub const LOST_TABLE: &str = "lost_events";
 pub const TASKS_TABLE: &str = "tasks";
+/// Default [`TraceDat::release_step`].
+pub const RELEASE_STEP: u64 = 4 << 20;
 
 pub fn tasks_schema() -> SchemaRef {
     Arc::new(Schema::new(vec![
@@ -117,7 +124,7 @@ impl TraceDat {
                 reason: "latency-format trace.dat (text data) is not supported; ingest `trace-cmd report` output instead".into(),
             });
         }
-        Ok(TraceDat { path: path.to_path_buf(), map, meta })
+        Ok(TraceDat { path: path.to_path_buf(), map, meta, release_step: RELEASE_STEP })
     }
 
     pub fn file_len(&self) -> u64 {
@@ -213,6 +220,8 @@ impl TraceDat {
         let conv = self.time_conv();
         let mut merge = Merge::new(streams.iter_mut().map(|s| s.next_event().map(|e| (conv.ns(e.raw_ts), e))).collect());
         let mut lost = LostBuilder::default();
+        // Per stream: the file offset up to which its mapped bytes were released.
+        let mut released: Vec<u64> = cpus.iter().filter(|c| c.size > 0).map(|c| c.offset).collect();
         let mut id: u64 = 0;
         let mut report = RunReport::default();
         while let Some((i, ts, e)) = merge.pop() {
@@ -228,6 +237,14 @@ impl TraceDat {
             id += 1;
             if id & 0xfff == 0 {
                 progress.store(streams.iter().map(|s| s.consumed()).sum(), Ordering::Relaxed);
+                // Keep resident memory independent of the trace's size.
+                for (s, done) in streams.iter().zip(released.iter_mut()) {
+                    let upto = s.read_from();
+                    if upto >= done.saturating_add(self.release_step) {
+                        report.released_bytes += self.map.release(*done, upto);
+                        *done = upto;
+                    }
+                }
             }
             merge.refill(i, streams[i].next_event().map(|n| (conv.ns(n.raw_ts), n)));
         }
