@@ -11,7 +11,10 @@ from __future__ import annotations
 import shlex
 from pathlib import Path
 
-from advisor.rules.model import Rule
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from advisor.rules.model import Rule
 
 TRACEFS_ROOTS = (Path("/sys/kernel/tracing"), Path("/sys/kernel/debug/tracing"))
 # Per-CPU ring buffer, KiB. trace-cmd's reader drains it continuously to disk, so it

@@ -7,15 +7,8 @@ from typing import List, Optional
 
 import typer
 
-from advisor.analyze import diagnose
-from advisor.analyze.document import worst
-from advisor.analyze.report import render
 from advisor.cli.console import err, print_json
-from advisor.cli.sql_cmd import resolve_stores
 from advisor.errors import UsageError
-from advisor.kernel import parse_release
-from advisor.rules import SEVERITY, load_rules
-from advisor.store import open_store
 
 FAIL_ON = ("affected", "at-risk")
 
@@ -37,6 +30,15 @@ def analyze(
     """
     if fail_on is not None and fail_on not in FAIL_ON:
         raise UsageError(f"--fail-on must be one of {', '.join(FAIL_ON)}, not {fail_on!r}")
+    # Loaded here, not at start-up: every other command starts faster without them.
+    from advisor.analyze import diagnose  # noqa: PLC0415
+    from advisor.analyze.document import worst  # noqa: PLC0415
+    from advisor.analyze.report import render  # noqa: PLC0415
+    from advisor.cli.sql_cmd import resolve_stores  # noqa: PLC0415
+    from advisor.kernel import parse_release  # noqa: PLC0415
+    from advisor.rules import SEVERITY, load_rules  # noqa: PLC0415
+    from advisor.store import open_store  # noqa: PLC0415
+
     release = parse_release(kernel) if kernel is not None else None
     rules = load_rules(rules_dir, list(rule) if rule else None)
     store = resolve_stores(traces)

@@ -15,7 +15,6 @@ from advisor.capture.recipe import DEFAULT_BUFFER_KB, available_events, blktrace
 from advisor.capture.state import TracingState
 from advisor.cli.console import err, print_json, warn
 from advisor.errors import UsageError
-from advisor.rules import load_rules
 
 
 def capture(
@@ -35,6 +34,8 @@ def capture(
         raise UsageError(f"--duration must be positive, not {duration:g}")
     if buffer_kb < 64:
         raise UsageError(f"--buffer-kb must be at least 64, not {buffer_kb}")
+    from advisor.rules import load_rules  # noqa: PLC0415  (not at the CLI's start)
+
     rules = load_rules(None, list(rule))
     available = available_events()
     commands = [record_argv(rules, duration, str(output), buffer_kb, available)]

@@ -4,17 +4,16 @@ or with a synthetic one described on the command line."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import List, Optional
+from typing import TYPE_CHECKING, List, Optional
 
 import typer
 from rich.table import Table
 
 from advisor.cli.console import err, print_json
-from advisor.cli.sql_cmd import resolve_stores
 from advisor.errors import TraceFormatError, UsageError
-from advisor.replay import synthetic
-from advisor.replay.workload import Workload, from_store
-from advisor.store import open_store
+
+if TYPE_CHECKING:
+    from advisor.replay.workload import Workload
 
 
 def replay(
@@ -50,6 +49,12 @@ def replay(
 
 
 def _workload(traces: list[Path], description: str | None) -> Workload:
+    # Loaded when replaying, not at the CLI's start (numpy, the workload SQL, the store).
+    from advisor.cli.sql_cmd import resolve_stores  # noqa: PLC0415
+    from advisor.replay import synthetic  # noqa: PLC0415
+    from advisor.replay.workload import from_store  # noqa: PLC0415
+    from advisor.store import open_store  # noqa: PLC0415
+
     if description is not None and traces:
         raise UsageError("give captures or --workload, not both")
     if description is not None:
@@ -66,6 +71,8 @@ def _workload(traces: list[Path], description: str | None) -> Workload:
 
 
 def _print_workloads(json_out: bool) -> None:
+    from advisor.replay import synthetic  # noqa: PLC0415
+
     if json_out:
         print_json({name: {"summary": spec.SUMMARY, "params": {k: {"default": p.default, "kind": p.kind, "help": p.help}
                                                                  for k, p in synthetic.params_of(name).items()}}

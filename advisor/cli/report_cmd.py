@@ -9,11 +9,7 @@ import typer
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
 from advisor.cli.console import err
-from advisor.cli.sql_cmd import resolve_stores
 from advisor.errors import TraceIOError
-from advisor.kernel import parse_release
-from advisor.rules import load_rules
-from advisor.store import open_store
 
 
 def report(
@@ -32,9 +28,13 @@ def report(
     Example: advisor report sample_traces/fio-ext4-v7-zstd.dat -o report.html
     """
     # matplotlib only when a report is written: every other command starts (and ingests,
-    # whose peak memory tests/hostile bounds) without it.
+    # whose peak memory tests/hostile bounds) without it; the rules and the store too.
+    from advisor.cli.sql_cmd import resolve_stores  # noqa: PLC0415
+    from advisor.kernel import parse_release  # noqa: PLC0415
     from advisor.report import build  # noqa: PLC0415
     from advisor.report.compose import STEPS  # noqa: PLC0415
+    from advisor.rules import load_rules  # noqa: PLC0415
+    from advisor.store import open_store  # noqa: PLC0415
 
     release = parse_release(kernel) if kernel is not None else None
     rules = load_rules(rules_dir)
