@@ -149,9 +149,10 @@ def span_view(con, span: Span, present: Present, ctx: Context) -> None:
         return
     ctx.used[span.name] = list(span.syscalls)
     # Each enter takes the next event of its task and syscall, in capture order: an exit
-    # completes it, another enter means its exit was lost. Capture order is (ts, id): on a
-    # coarse trace clock (the emulated VM's ticks in microseconds) an exit and the task's
-    # next enter can share a timestamp, and the ring buffer's order (id) tells them apart.
+    # completes it, another enter means its exit was lost. Capture order is (ts, id): where
+    # the trace clock does not advance between two events (an emulated CPU's clock often
+    # doesn't), an exit and the task's next enter share a timestamp, and the ring buffer's
+    # order (id) tells them apart.
     con.execute(
         f"""CREATE OR REPLACE TEMP VIEW {view} AS
         WITH e AS ({" UNION ALL BY NAME ".join(enters)}),
