@@ -114,6 +114,18 @@ def test_untar_delalloc_pattern_and_data_written_agree_with_the_tarball():
     assert "has the pattern this bug needs" in f["message"]
 
 
+def test_untar_block_writes_agree_with_the_loop_device():
+    """The capture's write requests carry the bytes /sys/block/loop0/stat counted (read before
+    and after the traced workload): data, inline files and both metadata copies."""
+    r = run_cli("sql", str(SAMPLES / "untar-btrfs-v7-zstd.dat"), "--format", "csv",
+                stdin="SELECT sum(nr_sector) * 512 FROM block_rq_issue WHERE rwbs LIKE '%W%'")
+    assert r.code == 0, r.err
+    traced = int(r.out.splitlines()[1])
+    before, after = ((MEAS / f"untar-btrfs-v7-zstd.{w}.txt").read_text().splitlines()[0].split() for w in ("before", "after"))
+    outside = (int(after[7]) - int(before[7])) * 512  # "loop_stat" then the stat fields: the 7th is sectors written
+    assert within(traced, outside), (traced, outside)
+
+
 def test_fsync_latency_under_reclaim_agrees_with_fio():
     f = findings(str(SAMPLES / "fsync-reclaim-btrfs-v7-zstd.dat"), "-r", "btrfs-full-fsync-fallback")["btrfs-full-fsync-fallback"]
     m = f["metrics"]
