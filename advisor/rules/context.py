@@ -135,7 +135,7 @@ def span_view(con, span: Span, present: Present, ctx: Context) -> None:
             where = f" WHERE {span.where}" if span.where else ""
             enters.append(f"SELECT *, '{sc}' AS syscall FROM {ident(present.find(e)[0])}{where}")
         if present.recorded(x):
-            exits.append(f"SELECT ts, pid, ret, '{sc}' AS syscall FROM {ident(present.find(x)[0])}")
+            exits.append(f"SELECT id, ts, pid, ret, '{sc}' AS syscall FROM {ident(present.find(x)[0])}")
     view = ident(f"{span.name}_spans")
     if not enters or not exits:
         if span.required:
@@ -148,18 +148,25 @@ def span_view(con, span: Span, present: Present, ctx: Context) -> None:
         )
         return
     ctx.used[span.name] = list(span.syscalls)
+    # Each enter takes the next event of its task and syscall, in capture order: an exit
+    # completes it, another enter means its exit was lost. Capture order is (ts, id): where
+    # the trace clock does not advance between two events (an emulated CPU's clock often
+    # doesn't), an exit and the task's next enter share a timestamp, and the ring buffer's
+    # order (id) tells them apart.
     con.execute(
         f"""CREATE OR REPLACE TEMP VIEW {view} AS
-        WITH e AS (SELECT *, lead(ts) OVER (PARTITION BY pid, syscall ORDER BY ts) AS next_enter
-                   FROM ({" UNION ALL BY NAME ".join(enters)})),
+        WITH e AS ({" UNION ALL BY NAME ".join(enters)}),
              x AS ({" UNION ALL ".join(exits)}),
-             paired AS (SELECT e.*, x.ts AS exit_ts, x.ret AS exit_ret
-                        FROM e ASOF LEFT JOIN x ON e.pid = x.pid AND e.syscall = x.syscall AND x.ts >= e.ts)
-        SELECT * EXCLUDE (ts, exit_ts, exit_ret, next_enter),
-               ts AS start_ts,
-               CASE WHEN next_enter IS NULL OR exit_ts < next_enter THEN exit_ts END AS end_ts,
-               CASE WHEN next_enter IS NULL OR exit_ts < next_enter THEN exit_ts - ts END AS dur_ns,
-               CASE WHEN next_enter IS NULL OR exit_ts < next_enter THEN exit_ret END AS ret,
-               exit_ts IS NOT NULL AND (next_enter IS NULL OR exit_ts < next_enter) AS complete
-        FROM paired"""
+             seq AS (SELECT id, ts, pid, syscall, false AS is_exit, NULL::BIGINT AS ret FROM e
+                     UNION ALL SELECT id, ts, pid, syscall, true, ret FROM x),
+             nxt AS (SELECT id, ts, pid, syscall, is_exit,
+                            lead(is_exit) OVER w AS next_is_exit, lead(ts) OVER w AS next_ts, lead(ret) OVER w AS next_ret
+                     FROM seq WINDOW w AS (PARTITION BY pid, syscall ORDER BY ts, id, is_exit))
+        SELECT e.* EXCLUDE (ts),
+               e.ts AS start_ts,
+               CASE WHEN n.next_is_exit THEN n.next_ts END AS end_ts,
+               CASE WHEN n.next_is_exit THEN n.next_ts - e.ts END AS dur_ns,
+               CASE WHEN n.next_is_exit THEN n.next_ret END AS ret,
+               coalesce(n.next_is_exit, false) AS complete
+        FROM e JOIN nxt n ON NOT n.is_exit AND n.id = e.id AND n.ts = e.ts AND n.pid = e.pid AND n.syscall = e.syscall"""
     )

@@ -235,6 +235,78 @@ def m_tracefs(path):
     return {"tracefs_entries_in_buffer": int(m.group(1)), "tracefs_entries_written": int(m.group(2))}
 
 
+def stat_fields(line):
+    """'loop_stat <17 numbers of /sys/block/X/stat>' -> the numbers"""
+    return [int(x) for x in line.split()[1:]]
+
+
+def snap_file(path):
+    """capture 16's before/after snapshot: 'loop_stat N...' then 'sysfs-file key value' / 'sysfs-file value'."""
+    out = {}
+    for line in path.read_text().splitlines():
+        parts = line.split()
+        if parts[0] == "loop_stat":
+            out["loop_stat"] = stat_fields(line)
+        elif parts[0] == "commit_stats":
+            out[f"commit_stats.{parts[1]}"] = int(parts[2])
+        else:
+            out[parts[0]] = int(parts[1])
+    return out
+
+
+def m_untar(name):
+    before, after = snap_file(MEAS / f"{name}.before.txt"), snap_file(MEAS / f"{name}.after.txt")
+    tarball = json.loads((MEAS / f"{name}.tarball.json").read_text())
+    # /sys/block/<dev>/stat: [4] write I/Os, [6] sectors written (512 bytes, whatever the device's block size)
+    wr_ios = after["loop_stat"][4] - before["loop_stat"][4]
+    wr_sectors = after["loop_stat"][6] - before["loop_stat"][6]
+    return {
+        "tar_bash_time_real_seconds": float((MEAS / f"{name}.tar-time.txt").read_text()),
+        "tar_wall_seconds": epoch_pair(MEAS / f"{name}.tar-epoch.txt"),
+        "sync_wall_seconds": epoch_pair(MEAS / f"{name}.sync-epoch.txt"),
+        "tarball_files": tarball["files"],
+        "tarball_file_bytes": tarball["file_bytes"],
+        "tarball_file_pages_4k": tarball["file_pages_4k"],
+        "tarball_files_up_to_2048_bytes": tarball["files_up_to_2048_bytes"],
+        "loop_write_ios": wr_ios,
+        "loop_bytes_written": wr_sectors * 512,
+        "btrfs_commits": after["commit_stats.commits"] - before["commit_stats.commits"],
+        "btrfs_data_bytes_used_after": after["allocation/data/bytes_used"],
+        "btrfs_metadata_bytes_used_after": after["allocation/metadata/bytes_used"],
+        "btrfs_metadata_disk_used_after": after["allocation/metadata/disk_used"],
+    }
+
+
+def vmstat(path):
+    return {k: int(v) for k, v in (l.split() for l in path.read_text().splitlines())}
+
+
+def m_fsync_reclaim(name):
+    j, w = fio_job(MEAS / f"{name}.fio.json", "write")
+    s = j["sync"]["lat_ns"]
+    v0, v1 = vmstat(MEAS / f"{name}.vmstat-before.txt"), vmstat(MEAS / f"{name}.vmstat-after.txt")
+    delta = lambda *keys: sum(v1.get(k, 0) - v0.get(k, 0) for k in keys)  # noqa: E731
+    out = {
+        "fio_write_iops": round(w["iops"], 1),
+        "fio_write_count": w["total_ios"],
+        "fio_fsync_count": j["sync"]["total_ios"],
+        "fio_fsync_lat_mean_us": us(s["mean"]),
+    }
+    for p in (50, 90, 99):
+        out[f"fio_fsync_lat_p{p}_us"] = us(pct(s, p))
+    out["fio_fsync_lat_max_us"] = us(s["max"])
+    out.update({
+        # /proc/vmstat deltas over the traced workload (read at its start and end)
+        "vmstat_allocstall": delta("allocstall_dma", "allocstall_dma32", "allocstall_normal", "allocstall_movable"),
+        "vmstat_pgscan_kswapd": delta("pgscan_kswapd"),
+        "vmstat_pgscan_direct": delta("pgscan_direct"),
+        "vmstat_pgsteal_kswapd": delta("pgsteal_kswapd"),
+        "vmstat_pgsteal_direct": delta("pgsteal_direct"),
+        "hog": (MEAS / f"{name}.hog.txt").read_text().split("\n")[0],
+    })
+    return out
+
+
 UNAME_A = (MEAS / "fio-ext4-v7-zstd.uname.txt").read_text().strip()
 KERNEL = UNAME_A.split()[2]
 TOOLS = {
@@ -261,7 +333,11 @@ SCRIPTS = {
     "tracefs-ext4.report.txt": "capture/09-report-text.sh",
     "tracefs-ext4.report-raw.txt": "capture/09-report-text.sh",
     "hostile-names-ext4-v7-zstd.dat": "capture/15-hostile-names-ext4.sh",
+    "untar-btrfs-v7-zstd.dat": "capture/16-untar-btrfs-v7-zstd.sh",
+    "fsync-reclaim-btrfs-v7-zstd.dat": "capture/17-fsync-reclaim-btrfs.sh (host) + capture/17-fsync-reclaim-btrfs.vm.sh (in the VM)",
 }
+# captures made in shared/lab/vm-run's VM (Debian 6.1): their uname is their own
+VM_UNAME = {"fsync-reclaim-btrfs-v7-zstd.dat": "fsync-reclaim-btrfs-v7-zstd.uname.txt"}
 
 W_FIO = "ext4 on 2 GiB loop (direct-io); fio psync 4k randwrite over a 256 MiB file, fsync every 32 writes, 8000 IOPS cap, 5 s"
 W_SNAP = ("btrfs on 4 GiB loop; fio seq buffered 4k writer (libaio qd32, 16 MB/s) in subvolume; after 2 s "
@@ -274,6 +350,13 @@ W_LOST = "raw_syscalls + sched_switch, 3x find /usr at nice -20 for 1 s, -b 16, 
 W_HOSTILE = ("ext4 on 1 GiB loop, bdi strict_limit with max_bytes 1 MiB; two python writers (16 MiB each, 64 KiB writes, fsync "
              "every 4 MiB, then sync) executed as .../hostile/<script>alert(1)</script> and .../hostile/Tom & Jerry's and "
              "renamed with PR_SET_NAME to <script>alert(1)</script> (comm keeps 15 bytes) and Tom & \"Jerry's\"")
+W_UNTAR = ("btrfs (defaults) on a fresh 1 GiB loop; tar -xf of a generated source-tree-like tarball (20,000 text files, "
+           "110 MB, capture/make-src-tarball.py) then sync: metadata reservations of the dirty files make space reclaim "
+           "flush delalloc (btrfs_flush_space FLUSH_DELALLOC*)")
+W_FSYNC_RECLAIM = ("VM (2 GiB, Debian 6.1); btrfs on the 2 GiB scratch disk; before tracing a tmpfs hog leaves ~300 MB "
+                   "available; traced: fio psync 4k randwrite over a 96 MiB file, fsync every 4 writes, 200 IOPS cap, 20 s, and "
+                   "from 1 s in a reader streaming the scratch disk's block device through the page cache until fio ends "
+                   "(kswapd reclaim during the fsyncs; no direct reclaim happened)")
 W_TRACEFS = "ext4 on 1 GiB loop; dd 32 MiB (64k blocks) + sync; events enabled directly in tracefs"
 
 FILES = [
@@ -299,6 +382,8 @@ FILES = [
     ("tracefs-ext4.report-raw.txt", "report-raw-text", "trace-cmd report -t -R -i tracefs-ext4.dat (Debian trace-cmd 3.1.6)",
      "tracefs-ext4.dat", "tracefs-ext4", None),
     ("hostile-names-ext4-v7-zstd.dat", "trace.dat", W_HOSTILE, None, "hostile-names-ext4-v7-zstd", None),
+    ("untar-btrfs-v7-zstd.dat", "trace.dat", W_UNTAR, None, "untar-btrfs-v7-zstd", m_untar),
+    ("fsync-reclaim-btrfs-v7-zstd.dat", "trace.dat", W_FSYNC_RECLAIM, None, "fsync-reclaim-btrfs-v7-zstd", m_fsync_reclaim),
 ]
 
 
@@ -704,7 +789,8 @@ def main():
             counts, lost, markers = text_counts(path)
             overrun = None
             e.update(file_version=None, compression=None, kallsyms_masked=False)
-        e.update(paired_with=paired, kernel=KERNEL, workload=workload,
+        uname_a = (MEAS / VM_UNAME[fname]).read_text().strip() if fname in VM_UNAME else UNAME_A
+        e.update(paired_with=paired, kernel=uname_a.split()[2], workload=workload,
                  events=enabled_events(evname),
                  event_count=sum(counts.counts.values()),
                  lost_events=lost, lost_event_markers=markers,
@@ -714,7 +800,7 @@ def main():
             e["trace_clock"] = clock
         if getattr(counts, "unparsed", 0):
             e["unparsed_lines"] = counts.unparsed
-        e["uname_a"] = UNAME_A
+        e["uname_a"] = uname_a
         e["tool"] = TOOLS.get(fname, "trace-cmd 3.1.6 (Debian 12) record")
         e["capture_script"] = SCRIPTS[fname]
         if overrun is not None:

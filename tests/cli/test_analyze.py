@@ -34,6 +34,12 @@ def findings(*args) -> dict:
         ("stable-pages-ext4-v7-zstd.dat", {"stable-page-wait": "signature-without-known-bug"}),
         ("dbench-btrfs-v7-zstd.dat", {"btrfs-full-fsync-fallback": "not-affected", "btrfs-delalloc-overflush": "insufficient-data"}),
         ("fio-ext4-v7-zstd.dat", {"stable-page-wait": "not-affected", "btrfs-snapshot-livelock": "insufficient-data"}),
+        # 6.18: space reclaim flushed delalloc 154 times, page-bounded (0.26x what it asked)
+        ("untar-btrfs-v7-zstd.dat", {"btrfs-delalloc-overflush": "not-affected", "sync-flusher-stall": "not-affected",
+                                     "btrfs-full-fsync-fallback": "insufficient-data"}),
+        # 6.1 (VM): fsyncs overlapping kswapd reclaim with a p99/p50 over 4x, on a kernel that has the fix
+        ("fsync-reclaim-btrfs-v7-zstd.dat", {"btrfs-full-fsync-fallback": "signature-without-known-bug",
+                                             "btrfs-delalloc-overflush": "not-affected"}),
     ],
 )
 def test_sample_verdicts_on_their_own_kernel(sample, expected):
@@ -51,6 +57,8 @@ def test_sample_verdicts_on_their_own_kernel(sample, expected):
         ("stable-pages-ext4-v7-zstd.dat", "stable-page-wait", "3.8.13", "affected"),
         ("dbench-btrfs-v7-zstd.dat", "btrfs-full-fsync-fallback", "5.8.18", "at-risk"),  # fsync-heavy, no reclaim
         ("snapshot-btrfs-v7-none.dat", "btrfs-snapshot-livelock", "4.19.0-26-amd64", "at-risk"),  # Debian hides the point
+        ("untar-btrfs-v7-zstd.dat", "btrfs-delalloc-overflush", "5.10.7", "at-risk"),  # reclaim flushes delalloc, ratio < 4x
+        ("fsync-reclaim-btrfs-v7-zstd.dat", "btrfs-full-fsync-fallback", "5.8.18", "affected"),  # the signature, unfixed
     ],
 )
 def test_same_captures_judged_against_an_affected_kernel(sample, rule, kernel, verdict):
@@ -91,6 +99,44 @@ def test_fsync_latency_agrees_with_dbench():
     assert f["metrics"]["fsync_count"] == int(count)
     assert within(f["metrics"]["fsync_mean_ms"], float(avg_ms))
     assert within(f["metrics"]["fsync_max_ms"], float(max_ms))
+
+
+def test_untar_delalloc_pattern_and_data_written_agree_with_the_tarball():
+    """Every data page the untar dirtied (the tarball's file sizes rounded up to 4 KiB, counted
+    outside the trace) was written back once during the capture (it ends after sync)."""
+    f = findings(str(SAMPLES / "untar-btrfs-v7-zstd.dat"), "-r", "btrfs-delalloc-overflush")["btrfs-delalloc-overflush"]
+    m = f["metrics"]
+    tarball = json.loads((MEAS / "untar-btrfs-v7-zstd.tarball.json").read_text())
+    assert within(m["data_written_bytes"], tarball["file_pages_4k"] * 4096), (m["data_written_bytes"], tarball)
+    # the pattern was there: reclaim flushed delalloc, most of the data writeback fell in its steps
+    assert m["flush_space_count"] >= 100 and m["overflush_ratio"] < 1
+    assert 0 < m["delalloc_flushed_bytes"] <= m["data_written_bytes"]
+    assert "has the pattern this bug needs" in f["message"]
+
+
+def test_untar_block_writes_agree_with_the_loop_device():
+    """The capture's write requests carry the bytes /sys/block/loop0/stat counted (read before
+    and after the traced workload): data, inline files and both metadata copies."""
+    r = run_cli("sql", str(SAMPLES / "untar-btrfs-v7-zstd.dat"), "--format", "csv",
+                stdin="SELECT sum(nr_sector) * 512 FROM block_rq_issue WHERE rwbs LIKE '%W%'")
+    assert r.code == 0, r.err
+    traced = int(r.out.splitlines()[1])
+    before, after = ((MEAS / f"untar-btrfs-v7-zstd.{w}.txt").read_text().splitlines()[0].split() for w in ("before", "after"))
+    outside = (int(after[7]) - int(before[7])) * 512  # "loop_stat" then the stat fields: the 7th is sectors written
+    assert within(traced, outside), (traced, outside)
+
+
+def test_fsync_latency_under_reclaim_agrees_with_fio():
+    f = findings(str(SAMPLES / "fsync-reclaim-btrfs-v7-zstd.dat"), "-r", "btrfs-full-fsync-fallback")["btrfs-full-fsync-fallback"]
+    m = f["metrics"]
+    sync = json.loads((MEAS / "fsync-reclaim-btrfs-v7-zstd.fio.json").read_text())["jobs"][0]["sync"]
+    assert m["fsync_count"] == sync["total_ios"]
+    assert within(m["fsync_p50_ms"], sync["lat_ns"]["percentile"]["50.000000"] / 1e6), (m["fsync_p50_ms"], sync["lat_ns"])
+    assert within(m["fsync_mean_ms"], sync["lat_ns"]["mean"] / 1e6), (m["fsync_mean_ms"], sync["lat_ns"]["mean"])
+    # reclaim really ran (kswapd scanned pages, by /proc/vmstat) and overlapped fsyncs
+    vmstat = dict(l.split() for l in (MEAS / "fsync-reclaim-btrfs-v7-zstd.vmstat-after.txt").read_text().splitlines())
+    assert int(vmstat["pgscan_kswapd"]) > 0
+    assert m["reclaim_events"] > 0 and m["fsyncs_during_reclaim"] >= 1
 
 
 def test_json_contract_and_insufficient_data_names_the_command():

@@ -35,29 +35,38 @@ class Snippet:
 T0 = 100 * 10**9
 
 
-def stable_page_wait(stall_ns: int) -> Snippet:
-    """One pwrite64 that waits on page writeback and lasts stall_ns, plus 50 fast writes."""
+def stable_page_wait(stall_ns: int, stalls: int = 1) -> Snippet:
+    """`stalls` pwrite64s that each wait on page writeback and last stall_ns, plus 50 fast writes."""
     s = Snippet()
     t = T0
     for i in range(50):
         s.syscall(t, t + 10_000, "fio", 200, "pwrite64", 18, fd=3, buf=0x1000, count=4096, pos=4096 * i)
         t += 100_000
-    s.syscall(t, t + stall_ns, "fio", 200, "pwrite64", 18, fd=3, buf=0x1000, count=4096, pos=0)
-    s.event(t + 1_000, "fio", 200, "folio_wait_writeback", name="7:0", ino=12, index=0)
+    for i in range(stalls):
+        s.syscall(t, t + stall_ns, "fio", 200, "pwrite64", 18, fd=3, buf=0x1000, count=4096, pos=4096 * i)
+        s.event(t + 1_000, "fio", 200, "folio_wait_writeback", name="7:0", ino=12, index=i)
+        t += stall_ns + 100_000
+    if not stalls:
+        # a text capture shows an event only if it fired: without any page wait the capture
+        # would read as "not recorded"; this one is the flusher's, outside every write
+        s.event(t, "kworker/u8:1", 31, "folio_wait_writeback", name="7:0", ino=12, index=0)
     return s
 
 
-def sync_stall(sync_ns: int, all_work_ns: int) -> Snippet:
-    """sync(2) lasting sync_ns while the flusher runs WB_SYNC_ALL work for all_work_ns."""
+def sync_stall(sync_ns: int, all_work_ns: int, flushers: int = 1) -> Snippet:
+    """sync(2) lasting sync_ns while each of `flushers` flusher threads (one per bdi: a sync
+    across that many filesystems) runs WB_SYNC_ALL work for all_work_ns."""
     s = Snippet()
     s.event(T0, "sync", 300, "sys_enter_sync", __syscall_nr=162)
-    s.event(T0, "kworker/u8:2", 30, "writeback_start", name="7:0", nr_pages=1024, sb_dev=0, sync_mode=1,
-            for_kupdate=0, range_cyclic=0, for_background=0, reason=2, cgroup_ino=1)
-    for i in range(3):
-        s.event(T0 + 2_000 + i, "kworker/u8:2", 30, "writeback_single_inode", name="7:0", ino=100 + i, state=0,
-                dirtied_when=0, writeback_index=0, nr_to_write=1024, wrote=4, cgroup_ino=1)
-    s.event(T0 + all_work_ns, "kworker/u8:2", 30, "writeback_written", name="7:0", nr_pages=0, sb_dev=0,
-            sync_mode=1, for_kupdate=0, range_cyclic=0, for_background=0, reason=2, cgroup_ino=1)
+    for f in range(flushers):
+        comm, pid, bdi = f"kworker/u8:{2 + f}", 30 + f, f"7:{f}"
+        s.event(T0, comm, pid, "writeback_start", name=bdi, nr_pages=1024, sb_dev=0, sync_mode=1,
+                for_kupdate=0, range_cyclic=0, for_background=0, reason=2, cgroup_ino=1)
+        for i in range(3):
+            s.event(T0 + 2_000 + i, comm, pid, "writeback_single_inode", name=bdi, ino=100 + 10 * f + i, state=0,
+                    dirtied_when=0, writeback_index=0, nr_to_write=1024, wrote=4, cgroup_ino=1)
+        s.event(T0 + all_work_ns, comm, pid, "writeback_written", name=bdi, nr_pages=0, sb_dev=0,
+                sync_mode=1, for_kupdate=0, range_cyclic=0, for_background=0, reason=2, cgroup_ino=1)
     s.event(T0 + sync_ns, "sync", 300, "sys_exit_sync", __syscall_nr=162, ret=0)
     return s
 
@@ -96,12 +105,16 @@ def fsyncs(n: int, slow_ns: int, reclaim: bool) -> Snippet:
     return s
 
 
-def delalloc(asked_pages: int, written_pages: int) -> Snippet:
-    """One FLUSH_DELALLOC step asking for asked_pages pages while written_pages are written."""
+def delalloc(asked_pages: int, written_pages: int, steps: int = 1) -> Snippet:
+    """`steps` FLUSH_DELALLOC steps, 500 ms apart, each asking for asked_pages pages while
+    written_pages are written in its window. steps=0: the pages are written and space
+    reclaim runs one step that is not a delalloc flush (FLUSH_DELAYED_ITEMS_NR)."""
     s = Snippet()
-    for i in range(written_pages):
-        s.event(T0 + 1_000 + i, "kworker/u8:3", 32, "extent_writepage", ino=258, index=i, nr_to_write=1024,
-                pages_skipped=0, range_start=0, range_end=-1, for_kupdate=0, range_cyclic=0, writeback_index=0, root_objectid=5)
-    s.event(T0 + 500 * MS, "kworker/u8:3", 32, "btrfs_flush_space", fsid="0", flags=4, num_bytes=asked_pages * 4096,
-            state=5, ret=0, for_preempt=0)
+    for k in range(max(steps, 1)):
+        t = T0 + k * 500 * MS
+        for i in range(written_pages):
+            s.event(t + 1_000 + i, "kworker/u8:3", 32, "extent_writepage", ino=258 + k, index=i, nr_to_write=1024,
+                    pages_skipped=0, range_start=0, range_end=-1, for_kupdate=0, range_cyclic=0, writeback_index=0, root_objectid=5)
+        s.event(t + 500 * MS, "kworker/u8:3", 32, "btrfs_flush_space", fsid="0", flags=4, num_bytes=asked_pages * 4096,
+                state=5 if steps else 1, ret=0, for_preempt=0)
     return s

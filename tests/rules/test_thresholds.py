@@ -1,8 +1,13 @@
-"""Every rule fires at its threshold and stays quiet just below it, on a kernel
-inside the affected range, and says signature-without-known-bug / not-affected
-on a fixed kernel. Snippets: tests/rules/snippets.py."""
+"""Every threshold of every rule has its own firing and quiet fixture: at the threshold
+the signature holds (affected on a kernel in the affected range), just below it the
+condition on that threshold fails while every other signature condition still holds, and
+on a fixed kernel the same snippets say signature-without-known-bug / not-affected.
+Snippets: tests/rules/snippets.py."""
 
 from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import Callable
 
 import pytest
 
@@ -14,39 +19,98 @@ from tests.rules import snippets as S
 RULES = {r.id: r for r in load_rules()}
 MS = S.MS
 
-# rule, affected kernel, fixed kernel, snippet at the threshold, snippet just below it
+
+@dataclass(frozen=True)
+class Case:
+    rule: str
+    threshold: str
+    bad: str  # a kernel in the affected range
+    good: str  # the first fixed kernel
+    at: Callable[[], S.Snippet]
+    below: Callable[[], S.Snippet]
+    # The threshold's value for this case, when not the rule file's: a count threshold of 1
+    # cannot be undercut without removing the events the other conditions measure (0 stalls
+    # have no p99), so it is also exercised alone at a raised value.
+    value: float | None = None
+    # Conditions on other thresholds that must fail too below (None: every other one holds).
+    coupled: tuple[str, ...] = ()
+
+
 CASES = [
-    ("stable-page-wait", "3.8.13", "3.9", lambda: S.stable_page_wait(1 * MS), lambda: S.stable_page_wait(1 * MS - 1_000)),
-    ("sync-flusher-stall", "3.10.108", "3.11", lambda: S.sync_stall(1_000 * MS, 1_000 * MS), lambda: S.sync_stall(1_000 * MS, 999 * MS)),
-    ("sync-flusher-stall", "3.10.108", "3.11", lambda: S.sync_stall(1_000 * MS, 1_000 * MS), lambda: S.sync_stall(999 * MS, 998 * MS)),
-    ("btrfs-snapshot-livelock", "4.20.7", "4.20.8", lambda: S.snapshot(1_000 * MS, 8, 2), lambda: S.snapshot(999 * MS, 8, 2)),
-    ("btrfs-snapshot-livelock", "4.19.20", "4.19.21", lambda: S.snapshot(1_000 * MS, 8, 2), lambda: S.snapshot(1_000 * MS, 8, 1)),
-    ("btrfs-full-fsync-fallback", "5.8.18", "5.9", lambda: S.fsyncs(100, 4 * MS, True), lambda: S.fsyncs(100, 4 * MS - 10_000, True)),
-    ("btrfs-full-fsync-fallback", "5.8.18", "5.9", lambda: S.fsyncs(100, 4 * MS, True), lambda: S.fsyncs(100, 4 * MS, False)),
-    ("btrfs-full-fsync-fallback", "5.8.18", "5.9", lambda: S.fsyncs(100, 4 * MS, True), lambda: S.fsyncs(99, 4 * MS, True)),
-    ("btrfs-delalloc-overflush", "5.10.7", "5.10.8", lambda: S.delalloc(10, 40), lambda: S.delalloc(10, 39)),
-    ("btrfs-delalloc-overflush", "5.11-rc3", "5.11-rc4", lambda: S.delalloc(10, 40), lambda: S.delalloc(10, 39)),
+    Case("stable-page-wait", "min_stall_p99_ms", "3.8.13", "3.9",
+         lambda: S.stable_page_wait(1 * MS), lambda: S.stable_page_wait(1 * MS - 1_000)),
+    Case("stable-page-wait", "min_stalls", "3.8.13", "3.9",
+         lambda: S.stable_page_wait(1 * MS, stalls=1), lambda: S.stable_page_wait(1 * MS, stalls=0),
+         coupled=("min_stall_p99_ms",)),
+    Case("stable-page-wait", "min_stalls", "3.8.13", "3.9",
+         lambda: S.stable_page_wait(1 * MS, stalls=2), lambda: S.stable_page_wait(1 * MS, stalls=1), value=2.0),
+    # two flushers (a sync across two filesystems) keep 2 x 0.999 s of WB_SYNC_ALL work in a 0.999 s sync
+    Case("sync-flusher-stall", "min_sync_seconds", "3.10.108", "3.11",
+         lambda: S.sync_stall(1_000 * MS, 1_000 * MS, flushers=2), lambda: S.sync_stall(999 * MS, 999 * MS, flushers=2)),
+    Case("sync-flusher-stall", "min_stall_seconds", "3.10.108", "3.11",
+         lambda: S.sync_stall(1_000 * MS, 1_000 * MS), lambda: S.sync_stall(1_000 * MS, 999 * MS)),
+    Case("sync-flusher-stall", "min_stall_fraction", "3.10.108", "3.11",
+         lambda: S.sync_stall(2_000 * MS, 1_000 * MS), lambda: S.sync_stall(2_002 * MS, 1_000 * MS)),
+    Case("btrfs-snapshot-livelock", "min_snapshot_seconds", "4.20.7", "4.20.8",
+         lambda: S.snapshot(1_000 * MS, 8, 2), lambda: S.snapshot(999 * MS, 8, 2)),
+    Case("btrfs-snapshot-livelock", "min_late_fraction", "4.19.20", "4.19.21",
+         lambda: S.snapshot(1_000 * MS, 8, 2), lambda: S.snapshot(1_000 * MS, 8, 1)),
+    Case("btrfs-full-fsync-fallback", "min_tail_ratio", "5.8.18", "5.9",
+         lambda: S.fsyncs(100, 4 * MS, True), lambda: S.fsyncs(100, 4 * MS - 10_000, True)),
+    Case("btrfs-full-fsync-fallback", "min_reclaim_fsyncs", "5.8.18", "5.9",
+         lambda: S.fsyncs(100, 4 * MS, True), lambda: S.fsyncs(100, 4 * MS, False)),
+    Case("btrfs-full-fsync-fallback", "min_fsyncs", "5.8.18", "5.9",
+         lambda: S.fsyncs(100, 4 * MS, True), lambda: S.fsyncs(99, 4 * MS, True)),
+    Case("btrfs-delalloc-overflush", "min_overflush_ratio", "5.10.7", "5.10.8",
+         lambda: S.delalloc(10, 40), lambda: S.delalloc(10, 39)),
+    Case("btrfs-delalloc-overflush", "min_overflush_ratio", "5.11-rc3", "5.11-rc4",
+         lambda: S.delalloc(10, 40), lambda: S.delalloc(10, 39)),
+    Case("btrfs-delalloc-overflush", "min_flush_steps", "5.10.7", "5.10.8",
+         lambda: S.delalloc(10, 40, steps=1), lambda: S.delalloc(10, 40, steps=0), coupled=("min_overflush_ratio",)),
+    Case("btrfs-delalloc-overflush", "min_flush_steps", "5.10.7", "5.10.8",
+         lambda: S.delalloc(10, 40, steps=2), lambda: S.delalloc(10, 40, steps=1), value=2.0),
 ]
 
 
-def finding(tmp_path, name, snippet, kernel):
+def rule_for(case: Case):
+    rule = RULES[case.rule]
+    if case.value is None:
+        return rule
+    t = rule.thresholds[case.threshold]
+    return replace(rule, thresholds={**rule.thresholds, case.threshold: replace(t, value=case.value)})
+
+
+def finding(tmp_path, name, snippet, kernel, rule=None):
     path = snippet.write(tmp_path / f"{name}.txt")
     store = store_for([path]).store
     with open_store(store) as con:
-        return run_rule(con, RULES[name], parse_release(kernel))
+        return run_rule(con, rule or RULES[name], parse_release(kernel))
 
 
-@pytest.mark.parametrize("case", CASES, ids=[f"{c[0]}-{i}" for i, c in enumerate(CASES)])
+def test_every_threshold_has_its_own_case():
+    """A threshold added to a rule file without a fixture here fails this test."""
+    wanted = {(r.id, t) for r in RULES.values() for t in r.thresholds}
+    alone = {(c.rule, c.threshold) for c in CASES if not c.coupled}
+    assert wanted == {(c.rule, c.threshold) for c in CASES}
+    assert wanted == alone, f"thresholds never exercised alone: {wanted - alone}"
+
+
+@pytest.mark.parametrize("case", CASES, ids=[f"{c.rule}-{c.threshold}-{i}" for i, c in enumerate(CASES)])
 def test_fires_at_threshold_and_not_below(tmp_path, case):
-    name, bad, good, at, below = case
-    fired = finding(tmp_path, name, at(), bad)
+    rule = rule_for(case)
+    fired = finding(tmp_path, case.rule, case.at(), case.bad, rule)
     assert fired.verdict == "affected", (fired.message, fired.metrics)
     assert all(c.holds for c in fired.signature)
-    quiet = finding(tmp_path, name, below(), bad)
+    on_threshold = [c for c in fired.signature if c.condition.threshold == case.threshold]
+    assert on_threshold and all(c.value == c.threshold for c in on_threshold), "the firing snippet is not AT the threshold"
+
+    quiet = finding(tmp_path, case.rule, case.below(), case.bad, rule)
     assert quiet.verdict in ("at-risk", "not-affected"), (quiet.message, quiet.metrics)
-    assert not all(c.holds for c in quiet.signature)
-    assert finding(tmp_path, name, at(), good).verdict == "signature-without-known-bug"
-    assert finding(tmp_path, name, below(), good).verdict == "not-affected"
+    failing = {c.condition.threshold for c in quiet.signature if not c.holds}
+    assert failing == {case.threshold, *case.coupled}, (failing, quiet.metrics)
+
+    assert finding(tmp_path, case.rule, case.at(), case.good, rule).verdict == "signature-without-known-bug"
+    assert finding(tmp_path, case.rule, case.below(), case.good, rule).verdict == "not-affected"
 
 
 def test_vendor_kernel_is_not_given_a_verdict_it_cannot_support(tmp_path):
