@@ -159,14 +159,15 @@ def fit(con) -> Device | None:
 _TRACE_FLUSHES = """
 WITH i AS (SELECT ts, dev, sector FROM block_rq_issue WHERE rwbs LIKE '%F%'),
      c AS (SELECT ts, dev, sector FROM block_rq_complete WHERE rwbs LIKE '%F%')
-SELECT median(c.ts - i.ts) FROM i ASOF JOIN c ON c.dev = i.dev AND c.sector = i.sector AND c.ts >= i.ts
+SELECT median(c.ts - i.ts) FROM i ASOF JOIN c ON c.dev = i.dev AND c.ts >= i.ts
 """
 
 
 def _flush_ns(con) -> int:
     """Median duration of the capture's requests that flush the cache: RWBS 'FF' (an
     empty preflush), a leading F (REQ_PREFLUSH) or a trailing F (FUA), as fsync's log
-    and superblock writes are."""
+    and superblock writes are. A flush is matched to the device's next flush completion,
+    not by sector: an empty flush is issued at sector 0 and completes at (u64)-1."""
     if not (_has_table(con, "block_rq_issue") and _has_table(con, "block_rq_complete")):
         return 0
     v = con.execute(_TRACE_FLUSHES).fetchone()[0]

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from advisor.replay import btrfs_log
 from advisor.replay import device as devices
 from advisor.replay.device import Device
 from advisor.rules.context import Context, Present, create_macros, span_view
@@ -95,6 +96,7 @@ class Workload:
     page_waits: int | None = None  # observed waits on page writeback (None: not recorded)
     flush: FlushRequests | None = None
     reclaim_events: int | None = None  # None: reclaim events not recorded
+    log_commits: btrfs_log.LogCommits | None = None  # btrfs log commits the capture shows
     dirty_limit_pages: int | None = None
     # Flusher CPU time per inode written (writepages, bio building), without the IO wait.
     inode_writeback_ns: float = 20_000.0
@@ -179,6 +181,7 @@ def from_store(con, source: str, device_override: Device | None = None) -> Workl
     )
     w.folio_bytes = page_size
     _ops(con, present, w)
+    _log_commits(con, present, w)
     _writeback(con, present, w)
     _folio_bytes(con, present, w)
     _pressure(con, present, w)
@@ -250,6 +253,15 @@ def _ops(con, present: Present, w: Workload) -> None:
         r = con.execute(sql).fetchnumpy()
         if len(r["pid"]):
             w.ops[kind] = Ops(_i64(r["pid"]), _i64(r["start_ts"]), _i64(r["end_ts"]), _i64(r["ino"]))
+
+
+def _log_commits(con, present: Present, w: Workload) -> None:
+    tables = [_first(present, (n,)) for n in ("block_rq_issue", "block_rq_complete")]
+    fsync = w.op("fsync")
+    if all(tables) and len(fsync):
+        w.log_commits = btrfs_log.observe(con, tuple(ident(t) for t in tables), fsync.pid, fsync.start, fsync.end)
+        if w.log_commits is not None:
+            w.assumptions.append(w.log_commits.describe())
 
 
 def _writeback(con, present: Present, w: Workload) -> None:
