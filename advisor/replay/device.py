@@ -72,14 +72,17 @@ class Device:
         With the capture's own request latencies, each request takes one of them (a fixed
         permutation of the empirical quantiles, so the capture's tail, up to its slowest
         request, is replayed, not averaged away) plus the transfer of any bytes beyond
-        the capture's median request. Without, latency + transfer."""
+        the capture's median request. Without, latency + transfer. The quantiles are
+        sample values, not interpolated between neighbours: as many requests as the
+        capture has take each of its latencies once, the slowest included (interpolating
+        would give the mean of the two slowest instead)."""
         nbytes = np.asarray(nbytes, dtype=np.float64)
         samples = self.latency_samples_ns
         if not len(samples):
             return self.latency_ns + nbytes * 1e9 / self.bandwidth
         n = len(nbytes)
         q = (np.random.default_rng(seed).permutation(n) + 0.5) / n
-        drawn = np.quantile(samples, q)
+        drawn = np.quantile(samples, q, method="inverted_cdf")
         extra = np.maximum(0.0, nbytes - self.median_request_bytes) * 1e9 / self.bandwidth
         return drawn + extra
 

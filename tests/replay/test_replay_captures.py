@@ -48,6 +48,8 @@ def close(predicted: float, observed: float) -> bool:
         ("snapshot-btrfs-v7-none.dat", "btrfs-snapshot-livelock", "snapshot_seconds"),
         ("stable-pages-ext4-v7-zstd.dat", "stable-page-wait", "write_stall_p50_ms"),
         ("stable-pages-ext4-v7-zstd.dat", "stable-page-wait", "write_stall_p99_ms"),
+        ("stable-pages-ext4-v7-zstd.dat", "stable-page-wait", "write_stall_max_ms"),
+        ("stable-pages-ext4-v7-zstd.dat", "stable-page-wait", "write_stall_count"),
     ],
 )
 def test_own_kernel_policy_reproduces_the_capture(sample, problem, metric):
