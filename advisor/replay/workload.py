@@ -242,12 +242,20 @@ def _ops(con, present: Present, w: Workload) -> None:
             continue
         view = ident(f"replay_{kind}_spans")
         if kind in ("fsync", "sync_file_range") and has_dirty:
-            # fsync(fd) names a file descriptor, not an inode: take the inode this task
-            # dirtied last before the call (fio's and dbench's writers fsync what they wrote).
+            # fsync(fd) names a file descriptor, not an inode: btrfs_sync_file names it, when
+            # recorded, inside the call; otherwise take the inode this task dirtied last
+            # before the call (fio's writers fsync what they wrote; dbench's clients often not).
             table = ident(_first(present, DIRTY_EVENTS))
-            sql = (f"SELECT s.pid, s.start_ts, coalesce(s.end_ts, -1) AS end_ts, coalesce(CAST(d.ino AS BIGINT), -1) AS ino "
-                   f"FROM {view} s ASOF LEFT JOIN {table} d ON d.pid = s.pid AND d.ts <= s.start_ts ORDER BY s.start_ts")
-            w.assumptions.append(f"{kind}'s file is the inode its task dirtied last before the call (fd → inode is not traced)")
+            synced = _first(present, ("btrfs_sync_file",)) if kind == "fsync" else None
+            named, join = "NULL", ""
+            if synced:
+                join = f"ASOF LEFT JOIN (SELECT pid, ts, ino FROM {ident(synced)}) b ON b.pid = s.pid AND b.ts >= s.start_ts "
+                named = "CASE WHEN b.ts <= s.end_ts THEN CAST(b.ino AS BIGINT) END"
+            sql = (f"SELECT s.pid, s.start_ts, coalesce(s.end_ts, -1) AS end_ts, coalesce({named}, CAST(d.ino AS BIGINT), -1) AS ino "
+                   f"FROM {view} s ASOF LEFT JOIN {table} d ON d.pid = s.pid AND d.ts <= s.start_ts {join}ORDER BY s.start_ts")
+            w.assumptions.append(f"{kind}'s file is the inode btrfs_sync_file names inside the call, else the inode its task dirtied last "
+                                 "before it (fd → inode is not traced)" if synced else
+                                 f"{kind}'s file is the inode its task dirtied last before the call (fd → inode is not traced)")
         else:
             sql = f"SELECT pid, start_ts, coalesce(end_ts, -1) AS end_ts, -1 AS ino FROM {view} ORDER BY start_ts"
         r = con.execute(sql).fetchnumpy()
