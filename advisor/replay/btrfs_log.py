@@ -26,9 +26,11 @@ by a task inside one of its fsyncs):
   * `batch_ticks`, for commits with more than one member: the jiffy boundaries between the
     last member being ready and the log writes, and `tick_ns`, the jiffy, found from
     which CONFIG_HZ period (100, 250, 300, 1000) the log writes of those commits line up
-    with. The sleeps start on a jiffy, so a batching commit starts on one; what moved
-    log_batch during the later sleeps (every member is already waiting) is not traced,
-    so their number is taken as the capture shows it, not derived.
+    with. The sleeps end on a jiffy, so a batching commit starts on one. The loop needs
+    one quiet jiffy after the last member joins; the dbench capture shows a median of 4
+    after the last member's data is on disk. What kept it going (log_batch moving, or
+    the tasks waiting for one of the capture machine's two busy CPUs) is not traced (no
+    scheduler events), so the number is taken as the capture shows it, not derived.
 """
 
 from __future__ import annotations

@@ -29,6 +29,15 @@ def test_log_commits_of_the_dbench_capture(dbench):
     assert 3e6 < np.median(seen.commit_ns) < 6e6  # log writes, a 3 ms loop flush, superblock, post-flush
 
 
+def test_dbench_fsyncs_write_what_the_capture_shows(dbench):
+    # Each fsync writes its inode's dirtying since its previous fsync; with the inode
+    # btrfs_sync_file names, that is exactly the bytes of the fsyncs' own data requests
+    # (519 'WS', 12,517,376 bytes); the inode dirtied last would give 23.5 MB.
+    fsync = dbench.op("fsync")
+    data = full_fsync._data_since_previous(dbench, fsync.start, fsync.ino)
+    assert data.sum() == 12_517_376
+
+
 def test_no_log_commits_on_ext4():
     with advisor.open(SAMPLES / "fio-ext4-v7-zstd.dat") as t:
         assert from_store(t.con, "fio").log_commits is None
