@@ -15,8 +15,9 @@ each with the DUP metadata profile), flushes the device cache, writes the primar
 superblock only (write_all_supers(fs_info, 1): sector 128, 4 KiB) with FUA — emulated by
 a post-flush where the device has no FUA — and every member returns.
 
-What is read from the capture, for each log commit (a primary superblock write issued
-by a task inside one of its fsyncs):
+What is read from the capture, for each log commit (a primary superblock write, a
+metadata write of 4 KiB at sector 128, issued by a task inside one of its fsyncs after
+other metadata writes of that fsync):
   * `commit_ns`: from the committer's first log-tree write to its fsync's return (log
     writes, cache flush, superblock, post-flush);
   * its members: the fsyncs that entered before those log writes and returned with the
@@ -81,7 +82,8 @@ def observe(con, tables: tuple[str, str], fsync_pid: np.ndarray, fsync_start: np
     spans = _Spans(fpid, fstart, fend)
     by_pid = _ByPid(pid, ts)
     commits = []  # (first log write, superblock issue, committer's return)
-    for k in np.flatnonzero((sector == SUPER_SECTOR) & (nr == SUPER_SECTORS)):
+    # write_dev_supers: REQ_SYNC | REQ_META | REQ_PRIO (| REQ_FUA), so RWBS has 'M'.
+    for k in np.flatnonzero((sector == SUPER_SECTOR) & (nr == SUPER_SECTORS) & meta):
         s = spans.containing(pid[k], ts[k])
         if s < 0:
             continue  # a transaction commit (btrfs-transaction kthread), not a log commit

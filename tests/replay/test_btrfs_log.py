@@ -93,3 +93,69 @@ def test_a_task_runs_its_fsyncs_in_order_with_its_recorded_work_between():
     cost, commits = shared_log([0, 50_000], [1_000, 1_000], 10_000, pid=[7, 7], think=[0, 3_000])
     # Second fsync: called 3 us after the first returned (11 us), ready at 15 us, done 25 us.
     assert commits == 2 and list(cost) == [11_000, 11_000]
+
+
+def plain_shared_log(pid, start, think, data_ns, per_extent, slot, txn_ns, commit_ns, batch_ticks, tick):
+    """The shared log scanning every task at each commit (the heap's reference)."""
+    tasks = [list(np.flatnonzero(pid == p)) for p in dict.fromkeys(pid.tolist())]
+    cost, busy = np.zeros(len(pid)), np.zeros(len(pid))
+    txn_of, extents = {}, {}
+
+    def ready_at(t, j):
+        txn = t // txn_ns
+        if txn_of.get(slot[j]) != txn:
+            txn_of[slot[j]], extents[slot[j]] = txn, 0
+        extents[slot[j]] += 1
+        return t + data_ns[j] + extents[slot[j]] * per_extent[j]
+
+    cur = [0] * len(tasks)
+    entry = [float(start[t[0]]) for t in tasks]
+    origin = list(entry)
+    ready = [ready_at(entry[p], t[0]) for p, t in enumerate(tasks)]
+    prev_end, commits = -1e30, 0
+    while True:
+        active = [p for p in range(len(tasks)) if cur[p] < len(tasks[p])]
+        if not active:
+            return cost, busy, commits
+        begin = max(min(ready[p] for p in active), prev_end)
+        if tick and sum(ready[p] <= begin for p in active) > 1:
+            while True:
+                latest = max([prev_end] + [ready[p] for p in active if ready[p] <= begin])
+                later = (np.floor(latest / tick) + batch_ticks[commits]) * tick
+                if later <= begin:
+                    break
+                begin = later
+        done = begin + commit_ns[commits]
+        commits += 1
+        for p in active:
+            if ready[p] <= begin:
+                j = tasks[p][cur[p]]
+                cost[j], busy[j] = done - entry[p], done - origin[p]
+                cur[p] += 1
+                if cur[p] < len(tasks[p]):
+                    entry[p] = done + think[tasks[p][cur[p]]]
+                    ready[p] = ready_at(entry[p], tasks[p][cur[p]])
+        prev_end = done
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_the_heap_equals_the_scan(seed):
+    rng = np.random.default_rng(seed)
+    n, tasks = 400, int(rng.integers(1, 40))
+    pid = np.sort(rng.integers(0, tasks, n)).astype(np.int64)
+    start = np.zeros(n, np.int64)
+    for p in np.unique(pid):
+        mine = np.flatnonzero(pid == p)
+        start[mine] = np.sort(rng.integers(0, 200_000, len(mine)))
+    think = rng.integers(0, 20_000, n).astype(np.float64)
+    data_ns = rng.choice([0.0, 500.0, 3_000.0, 12_000.0], n)
+    per_extent = rng.choice([0.0, 700.0], n)
+    slot = pid.copy()  # one file per task: the extent count does not depend on commit order
+    commit_ns = rng.integers(1_000, 9_000, n).astype(np.float64)
+    batch_ticks = rng.integers(0, 5, n).astype(np.int64)
+    txn = 150_000
+    for tick in (0, 4_000):
+        got = full_fsync._shared_log(pid, start, think, data_ns, per_extent, slot, txn, commit_ns, batch_ticks, tick)
+        want = plain_shared_log(pid, start, think, data_ns, per_extent, slot, txn, commit_ns, batch_ticks, tick)
+        assert got[2] == want[2]
+        assert np.array_equal(got[0], want[0]) and np.array_equal(got[1], want[1])

@@ -42,6 +42,8 @@ fsync'd bytes over the busiest task's time (fio's group throughput for fsync=1 j
 
 from __future__ import annotations
 
+import heapq
+
 import numba
 import numpy as np
 
@@ -112,7 +114,8 @@ def _simulate(w: Workload, policy: Policy) -> dict:
 
 def _log_commit_draws(w: Workload, n: int) -> tuple[np.ndarray, np.ndarray, int]:
     """Up to n log commits' lengths and batching jiffies, and the jiffy (0: no batching):
-    the capture's own, in a fixed permutation of their quantiles, else the device's."""
+    the capture's own, in a fixed permutation of their quantiles (sample values, as the
+    device model draws them), else the device's."""
     q = (np.random.default_rng(2).permutation(n) + 0.5) / max(1, n)
     seen = w.log_commits
     if seen is None:
@@ -120,7 +123,7 @@ def _log_commit_draws(w: Workload, n: int) -> tuple[np.ndarray, np.ndarray, int]
         # The log tree write and the superblock write, each flushing the device cache.
         return np.full(n, float(2 * max(dev.latency_ns, dev.flush_ns))), np.zeros(n, np.int64), 0
     ticks = np.quantile(seen.batch_ticks, q, method="inverted_cdf").astype(np.int64) if seen.tick_ns else np.zeros(n, np.int64)
-    return np.quantile(seen.commit_ns, q), ticks, int(seen.tick_ns)
+    return np.quantile(seen.commit_ns, q, method="inverted_cdf").astype(np.float64), ticks, int(seen.tick_ns)
 
 
 def _data_since_previous(w: Workload, start: np.ndarray, ino: np.ndarray) -> np.ndarray:
@@ -155,64 +158,61 @@ def _shared_log(pid, start, think_ns, data_ns, per_extent, inode_slot, txn_ns, c
     the previous commit's end; with `tick`, a commit more than one task joined starts
     `batch_ticks` jiffy boundaries after its last member was ready. Every task ready by
     the commit's start is a member and returns at its end. Returns each fsync's cost,
-    its task's busy time up to its return, and the number of commits."""
+    its task's busy time up to its return, and the number of commits.
+
+    The tasks waiting to sync are a heap on their ready time, so a commit costs the log
+    of the tasks, not a scan of every task (captures can hold thousands of tasks with
+    one fsync each)."""
     n = len(pid)
     cost = np.zeros(n)
     busy = np.zeros(n)
-    first = np.zeros(0, np.int64)
-    for j in range(n):
-        if j == 0 or pid[j] != pid[j - 1]:
-            first = np.append(first, j)
-    tasks = len(first)
-    cur = first.copy()  # each task's current fsync
-    last = np.append(first[1:], n)  # one past each task's last fsync
-    entry = np.zeros(tasks)
-    ready = np.zeros(tasks)
-    origin = np.zeros(tasks)
     n_slots = inode_slot.max() + 1 if n else 0
     txn_of = np.full(n_slots, -1, np.int64)
     extents = np.zeros(n_slots, np.int64)
-    for p in range(tasks):
-        entry[p] = np.float64(start[first[p]])
-        origin[p] = entry[p]
-        ready[p] = _ready_at(entry[p], cur[p], data_ns, per_extent, inode_slot, txn_ns, txn_of, extents)
+    entry = np.zeros(n)  # per fsync: when its task called it
+    origin = np.zeros(n)  # per fsync: its task's first call
+    waiting = [(0.0, 0)]  # (ready time, fsync index) of each task's current fsync
+    waiting.pop()
+    for j in range(n):
+        if j == 0 or pid[j] != pid[j - 1]:
+            entry[j] = np.float64(start[j])
+            origin[j] = entry[j]
+            waiting.append((_ready_at(entry[j], j, data_ns, per_extent, inode_slot, txn_ns, txn_of, extents), j))
+    heapq.heapify(waiting)
+    members = np.empty(n, np.int64)
     prev_end = -1e30
     commits = 0
-    while True:
-        c = -1
-        for p in range(tasks):
-            if cur[p] < last[p] and (c < 0 or ready[p] < ready[c]):
-                c = p
-        if c < 0:
-            break
-        begin = max(ready[c], prev_end)
-        members = 0
-        latest = 0.0
-        for p in range(tasks):
-            if cur[p] < last[p] and ready[p] <= begin:
-                members += 1
-        if tick > 0 and members > 1:
+    while len(waiting):
+        begin = max(waiting[0][0], prev_end)
+        count = 0
+        latest = prev_end
+        while len(waiting) and waiting[0][0] <= begin:
+            r, j = heapq.heappop(waiting)
+            members[count] = j
+            count += 1
+            latest = max(latest, r)
+        if tick > 0 and count > 1:
             k = batch_ticks[commits]
             while True:
-                latest = prev_end
-                for p in range(tasks):
-                    if cur[p] < last[p] and ready[p] <= begin:
-                        latest = max(latest, ready[p])
                 later = (np.floor(latest / tick) + k) * tick
                 if later <= begin:
                     break
                 begin = later
+                while len(waiting) and waiting[0][0] <= begin:
+                    r, j = heapq.heappop(waiting)
+                    members[count] = j
+                    count += 1
+                    latest = max(latest, r)
         done = begin + commit_ns[commits]
         commits += 1
-        for p in range(tasks):
-            if cur[p] < last[p] and ready[p] <= begin:
-                j = cur[p]
-                cost[j] = done - entry[p]
-                busy[j] = done - origin[p]
-                cur[p] += 1
-                if cur[p] < last[p]:
-                    entry[p] = done + think_ns[cur[p]]
-                    ready[p] = _ready_at(entry[p], cur[p], data_ns, per_extent, inode_slot, txn_ns, txn_of, extents)
+        for m in range(count):
+            j = members[m]
+            cost[j] = done - entry[j]
+            busy[j] = done - origin[j]
+            if j + 1 < n and pid[j + 1] == pid[j]:
+                entry[j + 1] = done + think_ns[j + 1]
+                origin[j + 1] = origin[j]
+                heapq.heappush(waiting, (_ready_at(entry[j + 1], j + 1, data_ns, per_extent, inode_slot, txn_ns, txn_of, extents), j + 1))
         prev_end = done
     return cost, busy, commits
 
