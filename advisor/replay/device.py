@@ -72,14 +72,17 @@ class Device:
         With the capture's own request latencies, each request takes one of them (a fixed
         permutation of the empirical quantiles, so the capture's tail, up to its slowest
         request, is replayed, not averaged away) plus the transfer of any bytes beyond
-        the capture's median request. Without, latency + transfer."""
+        the capture's median request. Without, latency + transfer. The quantiles are
+        sample values, not interpolated between neighbours: as many requests as the
+        capture has take each of its latencies once, the slowest included (interpolating
+        would give the mean of the two slowest instead)."""
         nbytes = np.asarray(nbytes, dtype=np.float64)
         samples = self.latency_samples_ns
         if not len(samples):
             return self.latency_ns + nbytes * 1e9 / self.bandwidth
         n = len(nbytes)
         q = (np.random.default_rng(seed).permutation(n) + 0.5) / n
-        drawn = np.quantile(samples, q)
+        drawn = np.quantile(samples, q, method="inverted_cdf")
         extra = np.maximum(0.0, nbytes - self.median_request_bytes) * 1e9 / self.bandwidth
         return drawn + extra
 
@@ -159,14 +162,15 @@ def fit(con) -> Device | None:
 _TRACE_FLUSHES = """
 WITH i AS (SELECT ts, dev, sector FROM block_rq_issue WHERE rwbs LIKE '%F%'),
      c AS (SELECT ts, dev, sector FROM block_rq_complete WHERE rwbs LIKE '%F%')
-SELECT median(c.ts - i.ts) FROM i ASOF JOIN c ON c.dev = i.dev AND c.sector = i.sector AND c.ts >= i.ts
+SELECT median(c.ts - i.ts) FROM i ASOF JOIN c ON c.dev = i.dev AND c.ts >= i.ts
 """
 
 
 def _flush_ns(con) -> int:
     """Median duration of the capture's requests that flush the cache: RWBS 'FF' (an
     empty preflush), a leading F (REQ_PREFLUSH) or a trailing F (FUA), as fsync's log
-    and superblock writes are."""
+    and superblock writes are. A flush is matched to the device's next flush completion,
+    not by sector: an empty flush is issued at sector 0 and completes at (u64)-1."""
     if not (_has_table(con, "block_rq_issue") and _has_table(con, "block_rq_complete")):
         return 0
     v = con.execute(_TRACE_FLUSHES).fetchone()[0]

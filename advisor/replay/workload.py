@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from advisor.replay import btrfs_log
 from advisor.replay import device as devices
 from advisor.replay.device import Device
 from advisor.rules.context import Context, Present, create_macros, span_view
@@ -95,6 +96,7 @@ class Workload:
     page_waits: int | None = None  # observed waits on page writeback (None: not recorded)
     flush: FlushRequests | None = None
     reclaim_events: int | None = None  # None: reclaim events not recorded
+    log_commits: btrfs_log.LogCommits | None = None  # btrfs log commits the capture shows
     dirty_limit_pages: int | None = None
     # Flusher CPU time per inode written (writepages, bio building), without the IO wait.
     inode_writeback_ns: float = 20_000.0
@@ -179,6 +181,7 @@ def from_store(con, source: str, device_override: Device | None = None) -> Workl
     )
     w.folio_bytes = page_size
     _ops(con, present, w)
+    _log_commits(con, present, w)
     _writeback(con, present, w)
     _folio_bytes(con, present, w)
     _pressure(con, present, w)
@@ -239,17 +242,34 @@ def _ops(con, present: Present, w: Workload) -> None:
             continue
         view = ident(f"replay_{kind}_spans")
         if kind in ("fsync", "sync_file_range") and has_dirty:
-            # fsync(fd) names a file descriptor, not an inode: take the inode this task
-            # dirtied last before the call (fio's and dbench's writers fsync what they wrote).
+            # fsync(fd) names a file descriptor, not an inode: btrfs_sync_file names it, when
+            # recorded, inside the call; otherwise take the inode this task dirtied last
+            # before the call (fio's writers fsync what they wrote; dbench's clients often not).
             table = ident(_first(present, DIRTY_EVENTS))
-            sql = (f"SELECT s.pid, s.start_ts, coalesce(s.end_ts, -1) AS end_ts, coalesce(CAST(d.ino AS BIGINT), -1) AS ino "
-                   f"FROM {view} s ASOF LEFT JOIN {table} d ON d.pid = s.pid AND d.ts <= s.start_ts ORDER BY s.start_ts")
-            w.assumptions.append(f"{kind}'s file is the inode its task dirtied last before the call (fd → inode is not traced)")
+            synced = _first(present, ("btrfs_sync_file",)) if kind == "fsync" else None
+            named, join = "NULL", ""
+            if synced:
+                join = f"ASOF LEFT JOIN (SELECT pid, ts, ino FROM {ident(synced)}) b ON b.pid = s.pid AND b.ts >= s.start_ts "
+                named = "CASE WHEN b.ts <= s.end_ts THEN CAST(b.ino AS BIGINT) END"
+            sql = (f"SELECT s.pid, s.start_ts, coalesce(s.end_ts, -1) AS end_ts, coalesce({named}, CAST(d.ino AS BIGINT), -1) AS ino "
+                   f"FROM {view} s ASOF LEFT JOIN {table} d ON d.pid = s.pid AND d.ts <= s.start_ts {join}ORDER BY s.start_ts")
+            w.assumptions.append(f"{kind}'s file is the inode btrfs_sync_file names inside the call, else the inode its task dirtied last "
+                                 "before it (fd → inode is not traced)" if synced else
+                                 f"{kind}'s file is the inode its task dirtied last before the call (fd → inode is not traced)")
         else:
             sql = f"SELECT pid, start_ts, coalesce(end_ts, -1) AS end_ts, -1 AS ino FROM {view} ORDER BY start_ts"
         r = con.execute(sql).fetchnumpy()
         if len(r["pid"]):
             w.ops[kind] = Ops(_i64(r["pid"]), _i64(r["start_ts"]), _i64(r["end_ts"]), _i64(r["ino"]))
+
+
+def _log_commits(con, present: Present, w: Workload) -> None:
+    tables = [_first(present, (n,)) for n in ("block_rq_issue", "block_rq_complete")]
+    fsync = w.op("fsync")
+    if all(tables) and len(fsync):
+        w.log_commits = btrfs_log.observe(con, tuple(ident(t) for t in tables), fsync.pid, fsync.start, fsync.end)
+        if w.log_commits is not None:
+            w.assumptions.append(w.log_commits.describe())
 
 
 def _writeback(con, present: Present, w: Workload) -> None:

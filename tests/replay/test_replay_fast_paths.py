@@ -86,10 +86,11 @@ def plain_sweep(start_keys, ev_ts, ev_key, t0, page_ns, tagged):
 
 def plain_waits(w: Workload, write_of: np.ndarray) -> np.ndarray:
     """The stable-pages FIFO scanning every pending page at each submission."""
-    sub_ts, sub_ino = stable_pages._submissions(w)
+    sub_ts, sub_ino, sub_pid = stable_pages._submissions(w)
     want, recorded = stable_pages._wanted_at(w, write_of)
     order = np.argsort(want, kind="stable")
-    writer = np.unique(w.dirty_pid, return_inverse=True)[1]
+    pids, writer = np.unique(w.dirty_pid, return_inverse=True)
+    sub_writer = [int(np.searchsorted(pids, p)) if p in pids else None for p in sub_pid]
     batch = np.zeros(len(sub_ts))
     for x in np.unique(sub_ino):
         mine = np.flatnonzero(sub_ino == x)
@@ -103,10 +104,11 @@ def plain_waits(w: Workload, write_of: np.ndarray) -> np.ndarray:
     out, shift, wb_until, pending, free, j = np.zeros(len(want)), {}, {}, {}, 0.0, 0
     for i in order:
         t = want[i] + shift.get(writer[i], 0.0)
-        while j < len(sub_ts) and sub_ts[j] <= t:
+        # A writer's own submissions move with it.
+        while j < len(sub_ts) and sub_ts[j] + shift.get(sub_writer[j], 0.0) <= t:
             keys = [k for k, v in pending.items() if v == sub_ino[j]]
             if keys:
-                start = max(float(sub_ts[j]), free)
+                start = max(sub_ts[j] + shift.get(sub_writer[j], 0.0), free)
                 done = start + service[j]
                 free = done if serial else start
                 for k in keys:

@@ -1,29 +1,48 @@
 """btrfs-full-fsync-fallback: fsync after page release, full vs fast.
 
-Kernel path: btrfs_sync_file → btrfs_log_dentry_safe → btrfs_log_inode. Page release
-under memory pressure (btrfs_releasepage → try_release_extent_mapping) set
-BTRFS_INODE_NEEDS_FULL_SYNC before 5e548b3201 ("btrfs: do not set the full sync flag on
-the inode during page release", 5.9-rc1), so the next fsync logged every extent the
-inode has in the current transaction, looking up each extent's checksums in the csum
-tree (btrfs_lookup_csums_range) while other inodes' ordered extents insert checksums
-into it: the lookups of concurrent fsyncs contend on the csum tree's locks.
+Kernel path: btrfs_sync_file → btrfs_log_dentry_safe → btrfs_log_inode, then
+btrfs_sync_log. Page release under memory pressure (btrfs_releasepage →
+try_release_extent_mapping) set BTRFS_INODE_NEEDS_FULL_SYNC before 5e548b3201 ("btrfs: do
+not set the full sync flag on the inode during page release", 5.9-rc1), so the next fsync
+logged every extent the inode has in the current transaction, looking up each extent's
+checksums in the csum tree (btrfs_lookup_csums_range) while other inodes' ordered extents
+insert checksums into it: the lookups of concurrent fsyncs contend on the csum tree's locks.
 
-The model, per fsync: the data dirtied since the inode's previous fsync is written
-(one merged request), then the log tree and the superblock: two requests that flush the
-device cache, each taking what the capture's flushing requests took (RWBS F). `full-sync-on-release` adds, when pages are being released (the workload
-shows reclaim), one checksum lookup per extent of the inode in the current transaction
-(one extent per fsync'd write since the transaction began; btrfs commits a transaction
-every 30 s), each costing CSUM_LOOKUP_NS times the number of fsyncs running at once
-(the lock contention, serialised). CSUM_LOOKUP_NS is an assumption, not a measurement:
-no capture here shows the lookups, and the seed gives only end-to-end throughput.
+The model, per fsync: the data dirtied since the inode's previous fsync is written (one
+request, drawn from the device model), then the task logs its inode: `full-sync-on-release`
+adds, when pages are being released (the workload shows reclaim), one checksum lookup per
+extent of the inode in the current transaction (one extent per fsync'd write since the
+transaction began; btrfs commits a transaction every 30 s), each costing CSUM_LOOKUP_NS
+times the number of fsyncs running at once (the lock contention, serialised).
+CSUM_LOOKUP_NS is an assumption, not a measurement: no capture here shows the lookups, and
+the seed gives only end-to-end throughput.
 
-Closed loop per writer: each writer keeps its recorded work between fsyncs and runs
-its fsyncs at the policy's cost on its own clock, which also decides how many fsyncs
-fall in one transaction; `fsync_writer_mib_s` is the fsync'd bytes over the busiest
-writer's time (fio's group throughput for fsync=1 jobs).
+Then the log is synced, and that is shared (fs/btrfs/tree-log.c, btrfs_sync_log; see
+advisor/replay/btrfs_log.py): a task ready to sync joins the open log transaction; the
+first one ready commits it, after the previous log commit has finished
+(wait_log_commit); every member returns when the commit ends; tasks ready while a commit
+is being written join the next one. A log transaction more than one task joined is
+batched first on a rotational device (no SSD mount option): the committer sleeps one
+jiffy at a time while log_batch moves, so the commit starts on a jiffy boundary some
+jiffies after its last member is ready — the jiffy and the number of jiffies as the
+capture's own shared log commits show them (btrfs_log.LogCommits.batch_ticks, drawn in a
+fixed permutation of their quantiles), re-applied whenever a late member joins. A
+commit's own length (log tree writes, cache flush, superblock, post-flush) is drawn the
+same way from the capture's commits. Without observed log commits (another filesystem,
+no block events, a synthetic workload) a commit is a log write and a superblock write,
+each taking a cache flush (the device's RWBS F requests, or one request's latency when
+longer), and there is no batching sleep
+(SSD mode, what btrfs picks on a non-rotational device).
+
+Closed loop per task: each task keeps its recorded work between fsyncs (from one fsync's
+return to its next call) and runs its fsyncs at the policy's cost on the shared clock,
+which also decides how many fsyncs fall in one transaction; `fsync_writer_mib_s` is the
+fsync'd bytes over the busiest task's time (fio's group throughput for fsync=1 jobs).
 """
 
 from __future__ import annotations
+
+import heapq
 
 import numba
 import numpy as np
@@ -50,8 +69,11 @@ def _observed(w: Workload) -> dict:
     d = w.op("fsync").durations_ns()
     if not len(d):
         return {}
-    return {"fsync_count": int(len(d)), "fsync_mean_ms": ms(d.mean()), "fsync_p50_ms": ms(np.percentile(d, 50)),
-            "fsync_p99_ms": ms(np.percentile(d, 99)), "fsync_max_ms": ms(d.max())}
+    out = {"fsync_count": int(len(d)), "fsync_mean_ms": ms(d.mean()), "fsync_p50_ms": ms(np.percentile(d, 50)),
+           "fsync_p99_ms": ms(np.percentile(d, 99)), "fsync_max_ms": ms(d.max())}
+    if w.log_commits is not None:
+        out["log_commits"] = int(len(w.log_commits.commit_ns))
+    return out
 
 
 def _concurrency(start: np.ndarray, end: np.ndarray) -> np.ndarray:
@@ -64,26 +86,44 @@ def _concurrency(start: np.ndarray, end: np.ndarray) -> np.ndarray:
 def _simulate(w: Workload, policy: Policy) -> dict:
     f = w.op("fsync")
     known = f.ino >= 0
-    start, ino = f.start[known], f.ino[known]
+    pid, start, ino = f.pid[known], f.start[known], f.ino[known]
     end = np.where(f.end[known] >= 0, f.end[known], start)
-    order = np.lexsort((start, ino))  # each writer's fsyncs together, in time order
-    start, ino, end = start[order], ino[order], end[order]
+    order = np.lexsort((start, pid))  # each task's fsyncs together, in time order
+    pid, start, ino, end = pid[order], start[order], ino[order], end[order]
     data = _data_since_previous(w, start, ino)
     dev = w.device
-    base = dev.latency_ns + data * 1e9 / dev.bandwidth + 2 * max(dev.latency_ns, dev.flush_ns)
+    data_ns = np.where(data > 0, dev.service_times_ns(data, seed=1), 0.0)
     releasing = bool(w.reclaim_events)
     per_extent = CSUM_LOOKUP_NS * _concurrency(start, end) if (releasing and not policy.fixed) else np.zeros(len(start))
-    cost, busy = _closed_loop(ino, start, base, per_extent, _think_ns(ino, start, end), COMMIT_INTERVAL_NS)
+    commit_ns, batch_ticks, tick = _log_commit_draws(w, len(start))
+    _, inode_slot = np.unique(ino, return_inverse=True)
+    cost, busy, commits = _shared_log(pid, start, _think_ns(pid, start, end), data_ns, per_extent, inode_slot.astype(np.int64),
+                                      COMMIT_INTERVAL_NS, commit_ns, batch_ticks, tick)
     return {
         "fsync_count": int(len(cost)),
         "fsync_mean_ms": ms(cost.mean()),
         "fsync_p50_ms": ms(np.percentile(cost, 50)),
         "fsync_p99_ms": ms(np.percentile(cost, 99)),
         "fsync_max_ms": ms(cost.max()),
+        "log_commits": int(commits),
         # fio's group figure: all fsync'd bytes over the busiest writer's time.
         "fsync_writer_mib_s": round(float(data.sum()) / 2**20 / (busy.max() / 1e9), 3) if busy.max() > 0 else None,
         "pages_released": releasing,
     }
+
+
+def _log_commit_draws(w: Workload, n: int) -> tuple[np.ndarray, np.ndarray, int]:
+    """Up to n log commits' lengths and batching jiffies, and the jiffy (0: no batching):
+    the capture's own, in a fixed permutation of their quantiles (sample values, as the
+    device model draws them), else the device's."""
+    q = (np.random.default_rng(2).permutation(n) + 0.5) / max(1, n)
+    seen = w.log_commits
+    if seen is None:
+        dev = w.device
+        # The log tree write and the superblock write, each flushing the device cache.
+        return np.full(n, float(2 * max(dev.latency_ns, dev.flush_ns))), np.zeros(n, np.int64), 0
+    ticks = np.quantile(seen.batch_ticks, q, method="inverted_cdf").astype(np.int64) if seen.tick_ns else np.zeros(n, np.int64)
+    return np.quantile(seen.commit_ns, q, method="inverted_cdf").astype(np.float64), ticks, int(seen.tick_ns)
 
 
 def _data_since_previous(w: Workload, start: np.ndarray, ino: np.ndarray) -> np.ndarray:
@@ -91,53 +131,102 @@ def _data_since_previous(w: Workload, start: np.ndarray, ino: np.ndarray) -> np.
     data = np.zeros(len(start))
     for x in np.unique(ino):
         mine = np.flatnonzero(ino == x)
+        mine = mine[np.argsort(start[mine], kind="stable")]
         ev_ts = w.dirty_ts[w.dirty_ino == x]
         counts = np.diff(np.searchsorted(ev_ts, np.concatenate(([-1], start[mine])), side="right"))
         data[mine] = counts * w.folio_bytes
     return data
 
 
-def _think_ns(ino: np.ndarray, start: np.ndarray, end: np.ndarray) -> np.ndarray:
-    """What each writer did between its previous fsync's return and this fsync (its
+def _think_ns(pid: np.ndarray, start: np.ndarray, end: np.ndarray) -> np.ndarray:
+    """What each task did between its previous fsync's return and this fsync (its
     writes, as recorded): kept as it was, whatever the policy."""
     gap = np.zeros(len(start))
     if len(start) > 1:
-        same = ino[1:] == ino[:-1]
+        same = pid[1:] == pid[:-1]
         gap[1:] = np.where(same, np.maximum(0, start[1:] - end[:-1]), 0)
     return gap
 
 
 @numba.njit(cache=True)
-def _closed_loop(ino, start, base, per_extent, think_ns, txn_ns):
-    """Each writer (inode) runs on its own clock from its first recorded fsync: its
-    recorded work between fsyncs (`think_ns`), then the fsync. An fsync costs `base`
-    plus, when the inode must log the whole transaction, one checksum lookup
-    (`per_extent`) per extent the inode has in it: one per fsync'd write since the last
-    commit (every txn_ns). The count follows the writer's own clock, so a slower policy
-    sees fewer fsyncs per transaction. Returns each fsync's cost and its writer's busy
-    time up to the fsync's return."""
-    n = len(ino)
+def _shared_log(pid, start, think_ns, data_ns, per_extent, inode_slot, txn_ns, commit_ns, batch_ticks, tick):
+    """The tasks' fsyncs (grouped by task, in time order) on one clock through the shared
+    log. A task's fsync is ready to sync after its data write and its logging (one
+    checksum lookup, `per_extent`, per extent its inode has in the transaction when the
+    whole transaction is logged: one per fsync of the inode since the last commit, every
+    txn_ns). The earliest ready task commits the open log transaction, no earlier than
+    the previous commit's end; with `tick`, a commit more than one task joined starts
+    `batch_ticks` jiffy boundaries after its last member was ready. Every task ready by
+    the commit's start is a member and returns at its end. Returns each fsync's cost,
+    its task's busy time up to its return, and the number of commits.
+
+    The tasks waiting to sync are a heap on their ready time, so a commit costs the log
+    of the tasks, not a scan of every task (captures can hold thousands of tasks with
+    one fsync each)."""
+    n = len(pid)
     cost = np.zeros(n)
     busy = np.zeros(n)
-    i = 0
-    while i < n:
-        t = np.float64(start[i])
-        first = t
-        extents = 0
-        txn = np.int64(t // txn_ns)
-        j = i
-        while j < n and ino[j] == ino[i]:
-            t += think_ns[j]
-            if np.int64(t // txn_ns) != txn:
-                txn = np.int64(t // txn_ns)
-                extents = 0
-            extents += 1
-            cost[j] = base[j] + extents * per_extent[j]
-            t += cost[j]
-            busy[j] = t - first
-            j += 1
-        i = j
-    return cost, busy
+    n_slots = inode_slot.max() + 1 if n else 0
+    txn_of = np.full(n_slots, -1, np.int64)
+    extents = np.zeros(n_slots, np.int64)
+    entry = np.zeros(n)  # per fsync: when its task called it
+    origin = np.zeros(n)  # per fsync: its task's first call
+    waiting = [(0.0, 0)]  # (ready time, fsync index) of each task's current fsync
+    waiting.pop()
+    for j in range(n):
+        if j == 0 or pid[j] != pid[j - 1]:
+            entry[j] = np.float64(start[j])
+            origin[j] = entry[j]
+            waiting.append((_ready_at(entry[j], j, data_ns, per_extent, inode_slot, txn_ns, txn_of, extents), j))
+    heapq.heapify(waiting)
+    members = np.empty(n, np.int64)
+    prev_end = -1e30
+    commits = 0
+    while len(waiting):
+        begin = max(waiting[0][0], prev_end)
+        count = 0
+        latest = prev_end
+        while len(waiting) and waiting[0][0] <= begin:
+            r, j = heapq.heappop(waiting)
+            members[count] = j
+            count += 1
+            latest = max(latest, r)
+        if tick > 0 and count > 1:
+            k = batch_ticks[commits]
+            while True:
+                later = (np.floor(latest / tick) + k) * tick
+                if later <= begin:
+                    break
+                begin = later
+                while len(waiting) and waiting[0][0] <= begin:
+                    r, j = heapq.heappop(waiting)
+                    members[count] = j
+                    count += 1
+                    latest = max(latest, r)
+        done = begin + commit_ns[commits]
+        commits += 1
+        for m in range(count):
+            j = members[m]
+            cost[j] = done - entry[j]
+            busy[j] = done - origin[j]
+            if j + 1 < n and pid[j + 1] == pid[j]:
+                entry[j + 1] = done + think_ns[j + 1]
+                origin[j + 1] = origin[j]
+                heapq.heappush(waiting, (_ready_at(entry[j + 1], j + 1, data_ns, per_extent, inode_slot, txn_ns, txn_of, extents), j + 1))
+        prev_end = done
+    return cost, busy, commits
+
+
+@numba.njit(cache=True)
+def _ready_at(entry, j, data_ns, per_extent, inode_slot, txn_ns, txn_of, extents):
+    """When fsync j, called at `entry`, has written its data and logged its inode."""
+    slot = inode_slot[j]
+    txn = np.int64(entry // txn_ns)
+    if txn_of[slot] != txn:
+        txn_of[slot] = txn
+        extents[slot] = 0
+    extents[slot] += 1
+    return entry + data_ns[j] + extents[slot] * per_extent[j]
 
 
 MODEL = ProblemModel(

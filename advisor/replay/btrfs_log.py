@@ -1,0 +1,195 @@
+"""btrfs log commits as a capture shows them: how long one takes and how long the
+committing task batches before it starts, measured from the block layer and the
+fsync spans.
+
+Kernel path (fs/btrfs/tree-log.c, btrfs_sync_log, unchanged in this respect from 3.x to
+6.18): an fsync logs its inode into the subvolume's log tree (start_log_trans joins the
+running *log transaction*), then syncs the log. One task per log transaction commits it:
+the first to reach btrfs_sync_log sets log_commit[] and waits for the previous log
+transaction's commit (wait_log_commit); the others wait for its commit and return with
+it. Before writing, the committer batches: when the filesystem is not in SSD mode (a
+rotational device) and more than one task joined (BTRFS_ROOT_MULTI_LOG_TASKS), it sleeps
+one jiffy (schedule_timeout_uninterruptible(1)) and loops while root->log_batch moved
+during the sleep. Then it writes the log tree and the log root tree (RWBS 'WSM', twice
+each with the DUP metadata profile), flushes the device cache, writes the primary
+superblock only (write_all_supers(fs_info, 1): sector 128, 4 KiB) with FUA — emulated by
+a post-flush where the device has no FUA — and every member returns.
+
+What is read from the capture, for each log commit (a primary superblock write, a
+metadata write of 4 KiB at sector 128, issued by a task inside one of its fsyncs after
+other metadata writes of that fsync):
+  * `commit_ns`: from the committer's first log-tree write to its fsync's return (log
+    writes, cache flush, superblock, post-flush);
+  * its members: the fsyncs that entered before those log writes and returned with the
+    commit; a member is ready when its data write (a non-metadata write it issued in
+    its fsync) completed, and the committer can start no earlier than the previous
+    commit's end;
+  * `batch_ticks`, for commits with more than one member: the jiffy boundaries between the
+    last member being ready and the log writes, and `tick_ns`, the jiffy, found from
+    which CONFIG_HZ period (100, 250, 300, 1000) the log writes of those commits line up
+    with. The sleeps end on a jiffy, so a batching commit starts on one. The loop needs
+    one quiet jiffy after the last member joins; the dbench capture shows a median of 4
+    after the last member's data is on disk. What kept it going (log_batch moving, or
+    the tasks waiting for one of the capture machine's two busy CPUs) is not traced (no
+    scheduler events), so the number is taken as the capture shows it, not derived.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+# btrfs's primary superblock: 64 KiB into the device = sector 128, one 4 KiB block.
+SUPER_SECTOR = 128
+SUPER_SECTORS = 8
+CONFIG_HZ = (100, 250, 300, 1000)
+# Log writes of batching commits line up with a jiffy when their phase concentration
+# (|mean of exp(2 pi i t / tick)|, 0 for uniform phases) is at least this.
+ALIGNED = 0.5
+
+
+@dataclass
+class LogCommits:
+    """The capture's btrfs log commits (see the module docstring)."""
+
+    commit_ns: np.ndarray  # per commit: first log write to the committer's fsync return
+    batch_ticks: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))  # per shared commit
+    tick_ns: int = 0  # the jiffy the batching sleeps are made of; 0: the capture shows no batching
+    shared: int = 0  # commits more than one fsync returned with
+    solo: int = 0
+
+    def describe(self) -> str:
+        text = (f"{len(self.commit_ns)} btrfs log commits in the capture ({self.shared} shared by several fsyncs, {self.solo} alone): "
+                f"median {np.median(self.commit_ns) / 1e6:.2f} ms from the first log write to the committer's return")
+        if self.tick_ns:
+            text += (f"; shared commits start on a jiffy ({1e9 / self.tick_ns:.0f} Hz, from their log writes' alignment), "
+                     f"median {np.median(self.batch_ticks):.0f} jiffies after their last member's data is on disk (batching)")
+        return text
+
+
+def observe(con, tables: tuple[str, str], fsync_pid: np.ndarray, fsync_start: np.ndarray, fsync_end: np.ndarray) -> LogCommits | None:
+    """The log commits of a capture with block requests (`tables`: the quoted
+    block_rq_issue and block_rq_complete tables) and fsync spans, or None when it shows
+    none (not btrfs, or no superblock write inside an fsync)."""
+    issue = con.execute(f"SELECT ts, pid, sector, nr_sector, rwbs LIKE '%M%' AS meta FROM {tables[0]} "
+                        "WHERE rwbs LIKE '%W%' AND nr_sector > 0 ORDER BY ts").fetchnumpy()
+    done = con.execute(f"SELECT ts, sector FROM {tables[1]} WHERE rwbs LIKE '%W%' AND nr_sector > 0 ORDER BY ts").fetchnumpy()
+    ts, pid = np.asarray(issue["ts"], np.int64), np.asarray(issue["pid"], np.int64)
+    sector, nr, meta = np.asarray(issue["sector"], np.int64), np.asarray(issue["nr_sector"], np.int64), np.asarray(issue["meta"], bool)
+    ok = fsync_end >= 0
+    fpid, fstart, fend = fsync_pid[ok], fsync_start[ok], fsync_end[ok]
+    spans = _Spans(fpid, fstart, fend)
+    by_pid = _ByPid(pid, ts)
+    commits = []  # (first log write, superblock issue, committer's return)
+    # write_dev_supers: REQ_SYNC | REQ_META | REQ_PRIO (| REQ_FUA), so RWBS has 'M'.
+    for k in np.flatnonzero((sector == SUPER_SECTOR) & (nr == SUPER_SECTORS) & meta):
+        s = spans.containing(pid[k], ts[k])
+        if s < 0:
+            continue  # a transaction commit (btrfs-transaction kthread), not a log commit
+        mine = by_pid.between(pid[k], fstart[s], ts[k] - 1)
+        logw = mine[meta[mine] & (sector[mine] != SUPER_SECTOR)]
+        if len(logw):
+            commits.append((ts[logw[0]], ts[k], fend[s]))
+    if not commits:
+        return None
+    c = np.array(commits, dtype=np.int64)
+    completed = _completions(ts, sector, np.asarray(done["ts"], np.int64), np.asarray(done["sector"], np.int64))
+    ready = fstart.copy()
+    for i in range(len(fpid)):
+        mine = by_pid.between(fpid[i], fstart[i], fend[i])
+        mine = mine[~meta[mine]]
+        if len(mine):
+            ready[i] = max(fstart[i], completed[mine].max())
+    order = np.argsort(fend, kind="stable")
+    lead = []
+    for i, (log_start, sb, _end) in enumerate(c):
+        nxt = c[i + 1, 1] if i + 1 < len(c) else np.iinfo(np.int64).max
+        lo, hi = np.searchsorted(fend[order], [sb, nxt])
+        members = order[lo:hi]
+        members = members[fstart[members] < log_start]
+        if len(members) >= 2:
+            last = ready[members].max()
+            lead.append((max(last, c[i - 1, 2]) if i else last, log_start))
+    out = LogCommits(commit_ns=c[:, 2] - c[:, 0], shared=len(lead), solo=len(c) - len(lead))
+    if lead:
+        last, start = np.array(lead, dtype=np.int64).T
+        tick = _jiffy(start)
+        if tick:
+            # Jiffy boundaries fall where the log writes start (their mean phase): count
+            # the boundaries after the last member was ready up to the one that started it.
+            phase = _phase(start, tick)
+            out.tick_ns = tick
+            out.batch_ticks = np.maximum(0, np.round((start - phase) / tick) - np.floor((last - phase) / tick)).astype(np.int64)
+    return out
+
+
+class _Spans:
+    """Completed fsync spans per task, for 'which span of this task holds time t'."""
+
+    def __init__(self, pid, start, end):
+        self.start, self.end = start, end
+        self.index = {p: np.flatnonzero(pid == p) for p in np.unique(pid)}  # start order within a task
+
+    def containing(self, p, t) -> int:
+        mine = self.index.get(p)
+        if mine is None:
+            return -1
+        j = np.searchsorted(self.start[mine], t, side="right") - 1
+        return int(mine[j]) if j >= 0 and self.end[mine[j]] >= t else -1
+
+
+class _ByPid:
+    """Block requests per issuing task, in time order."""
+
+    def __init__(self, pid, ts):
+        self.ts = ts
+        self.index = {p: np.flatnonzero(pid == p) for p in np.unique(pid)}
+
+    def between(self, p, t0, t1) -> np.ndarray:
+        mine = self.index.get(p)
+        if mine is None:
+            return np.zeros(0, np.int64)
+        mine_ts = self.ts[mine]
+        return mine[np.searchsorted(mine_ts, t0, side="left"):np.searchsorted(mine_ts, t1, side="right")]
+
+
+def _completions(ts, sector, done_ts, done_sector) -> np.ndarray:
+    """Each issued request's completion: the first completion of its sector at or after it
+    (its issue time when the capture has none)."""
+    n = len(ts)
+    all_sector = np.concatenate((sector, done_sector))
+    all_ts = np.concatenate((ts, done_ts))
+    kind = np.concatenate((np.zeros(n, np.int8), np.ones(len(done_ts), np.int8)))  # issue before completion on a tie
+    order = np.lexsort((kind, all_ts, all_sector))
+    is_done = kind[order] == 1
+    done_pos = np.flatnonzero(is_done)
+    out = ts.copy()
+    pos = np.flatnonzero(~is_done)
+    nxt = np.searchsorted(done_pos, pos)
+    found = nxt < len(done_pos)
+    cand = order[done_pos[np.minimum(nxt, len(done_pos) - 1)]]
+    same = found & (all_sector[cand] == all_sector[order[pos]])
+    out[order[pos][same]] = all_ts[cand[same]]
+    return out
+
+
+def _phase(starts: np.ndarray, tick: int) -> float:
+    """Where in the jiffy the starts fall: their circular mean offset, in ns."""
+    return float(np.angle(np.exp(2j * np.pi * (starts % tick) / tick).mean()) / (2 * np.pi) * tick % tick)
+
+
+def _jiffy(starts: np.ndarray) -> int:
+    """The CONFIG_HZ period the batching commits' log writes line up with, 0 if none.
+    A longer period that lines up also lines up its divisors' multiples, so the longest
+    aligned one wins (4 ms over 1 ms on a HZ=250 kernel)."""
+    if len(starts) < 10:
+        return 0
+    best = 0
+    for hz in sorted(CONFIG_HZ):  # longest period first
+        tick = 1_000_000_000 // hz
+        r = abs(np.exp(2j * np.pi * (starts % tick) / tick).mean())
+        if r >= ALIGNED:
+            best = tick
+            break
+    return best
