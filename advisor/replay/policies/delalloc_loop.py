@@ -63,6 +63,36 @@ def delalloc_reservation(nodesize: int, nbytes: np.ndarray) -> np.ndarray:
     return insert_size(nodesize, extents + leaves) + float(nodesize) * MAX_LEVEL
 
 
+class Feed:
+    """The writer's input: a decompressor producing at `rate` bytes/s, at most `buffer`
+    bytes ahead of what the writer has taken (it blocks on the full pipe)."""
+
+    def __init__(self, rate: float, buffer: float):
+        self.per_byte, self.buffer = 1e9 / rate, buffer
+        self.produced = self.consumed = self.at = 0.0
+
+    def take(self, t: float, nbytes: float) -> float:
+        """When the writer, ready at t, has all of the next nbytes."""
+        self.produced = min(self.produced + (t - self.at) / self.per_byte, self.consumed + self.buffer)
+        self.at = t
+        if self.produced < self.consumed + nbytes:
+            t += (self.consumed + nbytes - self.produced) * self.per_byte
+            self.produced, self.at = self.consumed + nbytes, t
+        self.consumed += nbytes
+        return t
+
+
+def unhindered_write_ends(r: MetadataReservations) -> np.ndarray:
+    """When each file's write ends if no reservation ever waits (ns)."""
+    feed = Feed(r.source_rate, r.source_buffer)
+    per_byte = 1e9 / r.write_rate
+    t, ends = 0.0, []
+    for size in r.file_bytes.tolist():
+        t = feed.take(t, size) + r.file_cpu_ns + size * per_byte
+        ends.append(t)
+    return np.array(ends)
+
+
 class ReservationLoop:
     """One writer (tar) creating files in order; one async reclaim worker; the device."""
 
@@ -84,7 +114,7 @@ class ReservationLoop:
         self.releases: list[tuple[float, float]] = []  # (when, bytes) ordered extents complete
         self.device_free = 0.0
         self.wake = -math.inf  # when the reclaim worker's sleep ends
-        self.loops, self.wait_ordered, self.granted_in_call = 0, False, False
+        self.loops, self.wait_ordered, self.granted_in_call, self.to_reclaim = 0, False, False, 0.0
         self.next_kupdate = WRITEBACK_INTERVAL_NS
         self.calls = self.requested = self.flushed = self.reclaim_inodes = self.waits = 0
         self.waited_ns = 0.0
@@ -128,11 +158,12 @@ class ReservationLoop:
 
     def _reclaim(self, s: float, ticket: float) -> None:
         """One loop of shrink_delalloc(to_reclaim = ticket), started at s."""
-        if self.loops == 0:
+        if self.loops == 0:  # a new flush_space call: to_reclaim is fixed for its 3 loops
             self.calls += 1
             self.requested += ticket
             self.granted_in_call = False
-        items = max(1, int(ticket // insert_size(self.r.nodesize, 1))) * 2
+            self.to_reclaim = ticket
+        items = max(1, int(self.to_reclaim // insert_size(self.r.nodesize, 1))) * 2
         clock, last_done = s, s
         if self.flush_pages:
             budget = int(min(self.delalloc, items * EXTENT_SIZE_PER_ITEM)) // PAGE
@@ -187,17 +218,10 @@ class ReservationLoop:
         """Create every file; the time the last one is written (ns)."""
         r = self.r
         create = insert_size(r.nodesize, CREATE_ITEMS)
-        t = produced = consumed = 0.0
-        produced_at = 0.0
+        feed = Feed(r.source_rate, r.source_buffer)
+        t = 0.0
         for i, size in enumerate(self.size):
-            # The decompressor runs ahead of tar by at most the pipe's capacity.
-            produced = min(produced + (t - produced_at) * r.source_rate / 1e9, consumed + r.source_buffer)
-            produced_at = t
-            if produced < consumed + size:
-                t += (consumed + size - produced) * 1e9 / r.source_rate
-                produced, produced_at = consumed + size, t
-            consumed += size
-            start = t
+            t = start = feed.take(t, size)
             t = self._reserve(t, create)  # the create's transaction, returned when it ends
             t += r.file_cpu_ns
             t = self._reserve(t, self.rsv[i])  # the write's delalloc reservation, kept

@@ -17,7 +17,7 @@ import math
 import numpy as np
 
 from advisor.errors import UsageError
-from advisor.replay.policies.delalloc_loop import CREATE_ITEMS, delalloc_reservation, insert_size
+from advisor.replay.policies.delalloc_loop import CREATE_ITEMS, delalloc_reservation, insert_size, unhindered_write_ends
 from advisor.replay.synthetic.description import Param
 from advisor.replay.synthetic.machine import Machine, check_size
 from advisor.replay.workload import MetadataReservations, Workload
@@ -54,22 +54,12 @@ def file_sizes(files: int, total: int, median: int, seed: int) -> np.ndarray:
     return np.maximum(1, np.round(sizes)).astype(np.int64)
 
 
-def _unthrottled_ends(sizes: np.ndarray, v: dict) -> np.ndarray:
-    """When each file's write ends if no reservation ever waits (the dirtying's times)."""
-    cpu = v["file_cpu"] + sizes * 1e9 / v["write_rate"]
-    # tar starts file i once the decompressor has produced all of it (unhindered, it is
-    # never held back by the pipe being full).
-    fed = np.cumsum(sizes) * 1e9 / v["decompress_rate"] + cpu
-    # end_i = max(end_{i-1} + cpu_i, fed_i): a running maximum over shifted sums.
-    csum = np.cumsum(cpu)
-    return (np.maximum.accumulate(fed - csum) + csum).astype(np.int64)
-
-
 def build(v: dict, m: Machine) -> Workload:
     files, total = v["files"], v["total"]
     nodesize = v["nodesize"]
     if nodesize < PAGE or nodesize & (nodesize - 1):
         raise UsageError(f"--workload {NAME}: nodesize={nodesize} must be a power of two of at least 4k")
+    check_size(NAME, max(files, total / PAGE))  # before any array is made
     sizes = file_sizes(files, total, v["median_size"], v["seed"])
     pages = np.ceil(sizes / PAGE).astype(np.int64)
     n = check_size(NAME, pages.sum())
@@ -78,7 +68,6 @@ def build(v: dict, m: Machine) -> Workload:
     if v["metadata_free"] < largest + create:
         raise UsageError(f"--workload {NAME}: metadata_free={v['metadata_free']} cannot hold one file's reservations "
                          f"({largest + create:,.0f} bytes)")
-    ends = _unthrottled_ends(sizes, v)
     ino = np.repeat(FIRST_INODE + np.arange(files, dtype=np.int64), pages)
     first = np.repeat(np.cumsum(pages) - pages, pages)
     idx = np.arange(n, dtype=np.int64) - first
@@ -87,6 +76,7 @@ def build(v: dict, m: Machine) -> Workload:
         source_rate=float(v["decompress_rate"]), source_buffer=PIPE_BYTES,
         metadata_free=float(v["metadata_free"]), hz=int(v["hz"]), nodesize=int(nodesize),
         background_bytes=m.background_bytes)
+    ends = unhindered_write_ends(reservations).astype(np.int64)
     small = sizes[sizes <= reservations.max_inline]
     return Workload(
         source=f"synthetic {NAME}: {files:,} files, {total / 2**30:g} GiB, median {v['median_size']:,} bytes",
