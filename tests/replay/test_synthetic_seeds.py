@@ -153,7 +153,7 @@ def test_untar_without_reservation_pressure_is_the_writer_alone():
 
 
 def test_reservation_sizes_are_the_kernels():
-    from advisor.replay.policies.delalloc_loop import CREATE_ITEMS, delalloc_reservation, insert_size
+    from advisor.replay.btrfs_space import CREATE_ITEMS, delalloc_reservation, insert_size
 
     # 16 KiB nodes: insert = 16K * 8 levels * 2 = 256 KiB per item; btrfs_create's 5 items.
     assert insert_size(16384, CREATE_ITEMS) == 1.25 * 2**20

@@ -17,7 +17,7 @@ import math
 import numpy as np
 
 from advisor.errors import UsageError
-from advisor.replay.policies.delalloc_loop import CREATE_ITEMS, delalloc_reservation, insert_size, unhindered_write_ends
+from advisor.replay.btrfs_space import CREATE_ITEMS, delalloc_reservation, insert_size, unhindered_write_ends
 from advisor.replay.synthetic.description import Param
 from advisor.replay.synthetic.machine import Machine, check_size
 from advisor.replay.workload import MetadataReservations, Workload
