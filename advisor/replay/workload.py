@@ -78,6 +78,24 @@ class FlushRequests:
 
 
 @dataclass
+class MetadataReservations:
+    """A synthetic writer whose progress depends on btrfs metadata reservations (the
+    closed loop of btrfs-delalloc-overflush): one file after another, each file's data
+    dirtied by one write. Sizes and times are per file, in creation order."""
+
+    file_bytes: np.ndarray  # data bytes of each file
+    file_cpu_ns: float  # the writer's own time per file (system calls), without waiting
+    source_rate: float  # bytes/s the writer's input arrives at (a decompressor in a pipe)
+    source_buffer: int  # bytes the input may run ahead of the writer (the pipe's capacity)
+    write_rate: float  # bytes/s the writer copies into the page cache
+    metadata_free: float  # metadata bytes reservations may take before they wait on a ticket
+    hz: int  # CONFIG_HZ: schedule_timeout(1) sleeps until the next tick
+    nodesize: int = 16384
+    max_inline: int = 2048  # files up to this size are inlined in metadata (no data IO)
+    background_bytes: float = float("inf")  # dirty data at which background writeback starts
+
+
+@dataclass
 class Workload:
     source: str
     page_size: int
@@ -95,6 +113,7 @@ class Workload:
     inode_wb_ino: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
     page_waits: int | None = None  # observed waits on page writeback (None: not recorded)
     flush: FlushRequests | None = None
+    reservations: MetadataReservations | None = None  # synthetic: replay the reservation loop itself
     reclaim_events: int | None = None  # None: reclaim events not recorded
     log_commits: btrfs_log.LogCommits | None = None  # btrfs log commits the capture shows
     dirty_limit_pages: int | None = None

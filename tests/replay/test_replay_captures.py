@@ -125,6 +125,12 @@ def test_a_capture_without_dirtying_is_one_line_exit_2():
     (["--workload", "fio-snapshot:colour=red"], "unknown parameter 'colour'"),
     (["--workload", "fsync-jobs:write_rate=0"], "write_rate='0' must be more than 0"),
     (["--workload", "dbench:runtime=1e9"], "the limit is 200,000,000"),
+    (["--workload", "untar:files=300000000"], "the limit is 200,000,000"),
+    (["--workload", "untar:median_size=1G"], "median_size=1073741824 must be below the mean file size"),
+    (["--workload", "untar:nodesize=5k"], "nodesize=5120 must be a power of two"),
+    (["--workload", "untar:metadata_free=64k"], "cannot hold one file's reservations"),
+    (["--workload", "untar:hz=fast"], "hz='fast' is not a whole number"),
+    (["--workload", "untar:decompress_rate=0"], "decompress_rate='0' must be more than 0"),
     ([], "nothing to replay"),
 ])
 def test_malformed_workload_description_is_one_line_exit_2(args, message):
@@ -142,4 +148,4 @@ def test_synthetic_workload_json_and_listing():
     assert {x["policy"] for x in doc["results"]} == {"full-sync-on-release", "fast-fsync"}
     listing = run_cli("replay", "--list-workloads", "--json")
     assert listing.code == 0
-    assert {"fio-snapshot", "fsmark-sync", "dbench", "fsync-jobs"} <= set(json.loads(listing.out))
+    assert {"fio-snapshot", "fsmark-sync", "dbench", "fsync-jobs", "untar"} <= set(json.loads(listing.out))

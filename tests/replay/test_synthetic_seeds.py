@@ -5,6 +5,9 @@ tuned to a seed."""
 
 from __future__ import annotations
 
+import functools
+
+import numpy as np
 import pytest
 
 from advisor.replay import engine, synthetic
@@ -100,3 +103,61 @@ def test_stable_pages_dbench_direction():
 def test_stable_pages_dbench_size():
     before, _ = _dbench_max_ms()
     assert 10 <= before <= 104 * (1 + TOLERANCE), f"always-wait max write latency {before} ms"
+
+
+@functools.lru_cache(maxsize=None)
+def _untar(description: str) -> dict[str, dict]:
+    return run(description, "btrfs-delalloc-overflush")
+
+
+# e076ab2a2ca7: Firefox untar 5.10 1m26.2s vs 5.10+patch 38.8 s (256 GiB, 56 cores, 2 TiB
+# Intel NVMe); consumer SSD (8 GiB RAM) 5.10.5 4m00s vs 1m08s.
+UNTAR_SEEDS = {
+    "untar:mem=256G,device=nvme": 86.212 / 38.8,
+    "untar:mem=8G,device=ssd": 240 / 68,
+}
+
+
+@pytest.mark.xfail(strict=True, reason=(
+    "the closed reservation loop gives 5.10 about 111 s (the seed: 86 s), but the fixed kernel's untar is "
+    "bound by the writer: 14.6 s from xz -d at 110 MB/s (lzbench, one core) plus 30 us of tar per file, where "
+    "the seed measured 38.8 s (1m08s on the consumer SSD); 5.10's time is set by one 4 ms tick (CONFIG_HZ=250, "
+    "the Kconfig default) per ~9 files and the fix's by the writer, so the ratio (7.6x) is as wrong as the "
+    "writer speed, which the seed does not give (nor its CONFIG_HZ or how full the filesystem was)"))
+@pytest.mark.parametrize("description", sorted(UNTAR_SEEDS))
+def test_untar_seed(description):
+    m = _untar(description)
+    ratio = m["flush-inodes"]["untar_seconds"] / m["flush-pages"]["untar_seconds"]
+    assert within(ratio, UNTAR_SEEDS[description]), f"{description}: {ratio:.2f} vs published {UNTAR_SEEDS[description]:.2f}"
+
+
+def test_untar_direction():
+    m = _untar("untar:mem=256G,device=nvme")
+    before, after = m["flush-inodes"], m["flush-pages"]
+    assert before["untar_seconds"] > 2 * after["untar_seconds"]
+    # 5.10 asks again and again: each step writes `items` (10) small inodes, far fewer
+    # bytes than the fix's items * 256 KiB of pages, so it is asked about ten times as often.
+    assert before["flush_space_count"] > 5 * after["flush_space_count"] > 0
+    assert before["overflush_ratio"] < 1 < after["overflush_ratio"]
+    assert before["flush_wait_seconds"] > 10 * after["flush_wait_seconds"]
+
+
+def test_untar_without_reservation_pressure_is_the_writer_alone():
+    # With room for every reservation no ticket waits: both policies give the unhindered
+    # writer's time, the one the workload's dirtying events were laid out on.
+    w = synthetic.build("untar:files=3000,total=16M,metadata_free=1T")
+    doc = engine.replay(w, engine.select(["btrfs-delalloc-overflush"], None))
+    for r in doc["results"]:
+        assert r["metrics"]["flush_space_count"] == 0 and r["metrics"]["reservation_waits"] == 0
+        assert r["metrics"]["untar_seconds"] == pytest.approx(w.end_ts / 1e9, abs=1e-3)
+
+
+def test_reservation_sizes_are_the_kernels():
+    from advisor.replay.btrfs_space import CREATE_ITEMS, delalloc_reservation, insert_size
+
+    # 16 KiB nodes: insert = 16K * 8 levels * 2 = 256 KiB per item; btrfs_create's 5 items.
+    assert insert_size(16384, CREATE_ITEMS) == 1.25 * 2**20
+    # A small file: 1 extent + 1 csum leaf (insert) + the inode update (16K * 8).
+    assert delalloc_reservation(16384, np.array([4096.0]))[0] == 640 * 2**10
+    # 4064 crc32c sums per leaf: a 32 MiB file needs 3 csum leaves.
+    assert delalloc_reservation(16384, np.array([32.0 * 2**20]))[0] == (1 + 3) * 256 * 2**10 + 128 * 2**10

@@ -5,12 +5,18 @@ Kernel path: btrfs_reserve_metadata_bytes → (ticket) → btrfs_async_reclaim_m
 btrfs_start_delalloc_roots(fs_info, nr, ...). 5.10's 363990706e20 (upstream 38d715f494f2)
 passed `nr` = the pages wanted but start_delalloc_inodes counted it in *inodes*, each
 flushed whole; "btrfs: shrink delalloc pages instead of full inodes" (e076ab2a2ca7,
-5.11-rc3, 5.10.7) went back to writing about that many pages through sync_inode.
+5.11-rc4, 5.10.8; rules/btrfs-delalloc-overflush.toml) went back to writing about that many pages through sync_inode.
 
-The model: at each space flush request of the workload (btrfs_flush_space FLUSH_DELALLOC*
-states, num_bytes asked), the dirty inodes at that moment (oldest first) are written:
-`flush-inodes` writes num_bytes / page_size whole inodes, `flush-pages` about num_bytes
-of their pages. The reserving task waits for that IO (device model, one merged batch).
+A capture is replayed open-loop: at each space flush request it recorded (btrfs_flush_space
+FLUSH_DELALLOC* states, num_bytes asked), the dirty inodes at that moment (oldest first) are
+written: `flush-inodes` writes num_bytes / page_size whole inodes, `flush-pages` about
+num_bytes of their pages. The reserving task waits for that IO (device model, one merged
+batch). The capture's requests stay as recorded: what each policy flushes would have changed
+when the next request came, which a capture cannot tell.
+
+A synthetic workload that carries its metadata reservations (`untar`) is replayed
+closed-loop instead (delalloc_loop.py): the writer's tickets, the async reclaim worker and
+shrink_delalloc decide when each request comes, so the policy changes how many come.
 """
 
 from __future__ import annotations
@@ -19,12 +25,13 @@ import numpy as np
 
 from advisor.replay.device import requests_for
 from advisor.replay.pages import dirty_at
+from advisor.replay.policies import delalloc_loop
 from advisor.replay.policies.base import Policy, ProblemModel, seconds
 from advisor.replay.workload import Workload
 
-FLUSH_INODES = Policy("flush-inodes", False, "5.10 to 5.10.6, 5.11-rc1/rc2",
+FLUSH_INODES = Policy("flush-inodes", False, "5.10 to 5.10.7, 5.11-rc1 to rc3",
                       "shrink_delalloc → btrfs_start_delalloc_roots(nr pages) flushes nr whole inodes")
-FLUSH_PAGES = Policy("flush-pages", True, "5.9 and earlier, 5.10.7+, 5.11-rc3 and later",
+FLUSH_PAGES = Policy("flush-pages", True, "5.9 and earlier, 5.10.8+, 5.11-rc4 and later",
                      "shrink_delalloc flushes about nr pages (wbc.nr_to_write) through sync_inode")
 
 
@@ -36,6 +43,8 @@ def _requests(w: Workload) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _not_applicable(w: Workload) -> str | None:
+    if w.reservations is not None:
+        return None
     if not len(_requests(w)[0]):
         return "no btrfs space flush of delalloc (btrfs_flush_space FLUSH_DELALLOC*) in the workload"
     if not len(w.dirty_ts):
@@ -49,6 +58,8 @@ def _observed(w: Workload) -> dict:
 
 
 def _simulate(w: Workload, policy: Policy) -> dict:
+    if w.reservations is not None:
+        return delalloc_loop.simulate(w.reservations, w.device, w.inode_writeback_ns, flush_pages=policy.fixed)
     ts, asked = _requests(w)
     flushed, waited, requested = 0.0, 0.0, 0.0
     for t, want in zip(ts, asked):

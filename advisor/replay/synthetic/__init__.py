@@ -8,12 +8,12 @@ ratios, device figures) are common to all.
 from __future__ import annotations
 
 from advisor.errors import UsageError
-from advisor.replay.synthetic import dbench, fio_snapshot, fsmark_sync, fsync_jobs
+from advisor.replay.synthetic import dbench, fio_snapshot, fsmark_sync, fsync_jobs, untar
 from advisor.replay.synthetic.description import Param, resolve, split_description
 from advisor.replay.synthetic.machine import MACHINE_PARAMS, machine_from
 from advisor.replay.workload import Workload
 
-WORKLOADS = {m.NAME: m for m in (fio_snapshot, fsmark_sync, dbench, fsync_jobs)}
+WORKLOADS = {m.NAME: m for m in (fio_snapshot, fsmark_sync, dbench, fsync_jobs, untar)}
 
 
 def params_of(name: str) -> dict[str, Param]:
