@@ -17,7 +17,8 @@ a post-flush where the device has no FUA — and every member returns.
 
 What is read from the capture, for each log commit (a primary superblock write, a
 metadata write of 4 KiB at sector 128, issued by a task inside one of its fsyncs after
-other metadata writes of that fsync):
+other metadata writes of that fsync; on a device without FUA, kblockd issues it after the
+preflush, and it belongs to the running fsync whose task wrote log blocks last):
   * `commit_ns`: from the committer's first log-tree write to its fsync's return (log
     writes, cache flush, superblock, post-flush);
   * its members: the fsyncs that entered before those log writes and returned with the
@@ -31,7 +32,12 @@ other metadata writes of that fsync):
     one quiet jiffy after the last member joins; the dbench capture shows a median of 4
     after the last member's data is on disk. What kept it going (log_batch moving, or
     the tasks waiting for one of the capture machine's two busy CPUs) is not traced (no
-    scheduler events), so the number is taken as the capture shows it, not derived.
+    scheduler events), so the number is taken as the capture shows it, not derived;
+  * `solo_prep_ns`, for commits with one member: from its data being on disk (or the
+    previous commit's end) to its first log write. btrfs_sync_file waits for the ordered
+    extents (checksums and file extent items, inserted by the endio workers) and logs
+    the inode before it syncs the log: CPU work, which the VM capture's emulated CPU
+    makes long (median 20 ms there, 1.6 ms on the host's dbench).
 """
 
 from __future__ import annotations
@@ -58,10 +64,16 @@ class LogCommits:
     tick_ns: int = 0  # the jiffy the batching sleeps are made of; 0: the capture shows no batching
     shared: int = 0  # commits more than one fsync returned with
     solo: int = 0
+    # per commit only one fsync returned with: from its data on disk (or the previous
+    # commit's end) to its first log write: ordered-extent completion and logging the inode
+    solo_prep_ns: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
 
     def describe(self) -> str:
         text = (f"{len(self.commit_ns)} btrfs log commits in the capture ({self.shared} shared by several fsyncs, {self.solo} alone): "
                 f"median {np.median(self.commit_ns) / 1e6:.2f} ms from the first log write to the committer's return")
+        if len(self.solo_prep_ns):
+            text += (f"; a commit alone starts a median {np.median(self.solo_prep_ns) / 1e6:.2f} ms after its fsync's data is on disk "
+                     "(ordered extents and logging the inode)")
         if self.tick_ns:
             text += (f"; shared commits start on a jiffy ({1e9 / self.tick_ns:.0f} Hz, from their log writes' alignment), "
                      f"median {np.median(self.batch_ticks):.0f} jiffies after their last member's data is on disk (batching)")
@@ -83,13 +95,21 @@ def observe(con, tables: tuple[str, str], fsync_pid: np.ndarray, fsync_start: np
     by_pid = _ByPid(pid, ts)
     commits = []  # (first log write, superblock issue, committer's return)
     # write_dev_supers: REQ_SYNC | REQ_META | REQ_PRIO (| REQ_FUA), so RWBS has 'M'.
+    claimed = np.zeros(len(fpid), dtype=bool)
     for k in np.flatnonzero((sector == SUPER_SECTOR) & (nr == SUPER_SECTORS) & meta):
         s = spans.containing(pid[k], ts[k])
         if s < 0:
-            continue  # a transaction commit (btrfs-transaction kthread), not a log commit
-        mine = by_pid.between(pid[k], fstart[s], ts[k] - 1)
+            # On a device without FUA the superblock write follows a preflush, and the
+            # block layer's flush sequence dispatches it from kblockd (kworker/N:1H) once
+            # the flush completes: the committer is the fsync running now whose task
+            # wrote log-tree blocks last. None: a transaction commit (btrfs-transaction).
+            s = _committer(spans, by_pid, meta & (sector != SUPER_SECTOR), ts[k], claimed)
+            if s < 0:
+                continue
+        mine = by_pid.between(fpid[s], fstart[s], ts[k] - 1)
         logw = mine[meta[mine] & (sector[mine] != SUPER_SECTOR)]
-        if len(logw):
+        if len(logw) and not claimed[s]:
+            claimed[s] = True
             commits.append((ts[logw[0]], ts[k], fend[s]))
     if not commits:
         return None
@@ -102,7 +122,7 @@ def observe(con, tables: tuple[str, str], fsync_pid: np.ndarray, fsync_start: np
         if len(mine):
             ready[i] = max(fstart[i], completed[mine].max())
     order = np.argsort(fend, kind="stable")
-    lead = []
+    lead, solo_prep = [], []
     for i, (log_start, sb, _end) in enumerate(c):
         nxt = c[i + 1, 1] if i + 1 < len(c) else np.iinfo(np.int64).max
         lo, hi = np.searchsorted(fend[order], [sb, nxt])
@@ -111,7 +131,10 @@ def observe(con, tables: tuple[str, str], fsync_pid: np.ndarray, fsync_start: np
         if len(members) >= 2:
             last = ready[members].max()
             lead.append((max(last, c[i - 1, 2]) if i else last, log_start))
-    out = LogCommits(commit_ns=c[:, 2] - c[:, 0], shared=len(lead), solo=len(c) - len(lead))
+        elif len(members) == 1:
+            solo_prep.append(log_start - (max(ready[members[0]], c[i - 1, 2]) if i else ready[members[0]]))
+    out = LogCommits(commit_ns=c[:, 2] - c[:, 0], shared=len(lead), solo=len(c) - len(lead),
+                     solo_prep_ns=np.maximum(0, np.array(solo_prep, dtype=np.int64)))
     if lead:
         last, start = np.array(lead, dtype=np.int64).T
         tick = _jiffy(start)
@@ -128,8 +151,18 @@ class _Spans:
     """Completed fsync spans per task, for 'which span of this task holds time t'."""
 
     def __init__(self, pid, start, end):
-        self.start, self.end = start, end
+        self.pid, self.start, self.end = pid, start, end
+        self._by_start = np.argsort(start, kind="stable")
+        # The longest span bounds how far back a span running at t can have started.
+        self._longest = int((end - start).max()) if len(start) else 0
         self.index = {p: np.flatnonzero(pid == p) for p in np.unique(pid)}  # start order within a task
+
+    def running(self, t) -> np.ndarray:
+        """Spans of any task that hold time t."""
+        starts = self.start[self._by_start]
+        lo, hi = np.searchsorted(starts, t - self._longest, side="left"), np.searchsorted(starts, t, side="right")
+        cand = self._by_start[lo:hi]
+        return cand[self.end[cand] >= t]
 
     def containing(self, p, t) -> int:
         mine = self.index.get(p)
@@ -137,6 +170,17 @@ class _Spans:
             return -1
         j = np.searchsorted(self.start[mine], t, side="right") - 1
         return int(mine[j]) if j >= 0 and self.end[mine[j]] >= t else -1
+
+
+def _committer(spans: "_Spans", by_pid: "_ByPid", log_write: np.ndarray, t: int, claimed: np.ndarray) -> int:
+    """The unclaimed fsync running at t whose task issued the latest log-tree write before t, or -1."""
+    best, best_ts = -1, -1
+    for s in spans.running(t):
+        mine = by_pid.between(spans.pid[s], spans.start[s], t - 1)
+        mine = mine[log_write[mine]]
+        if len(mine) and not claimed[s] and by_pid.ts[mine[-1]] > best_ts:
+            best, best_ts = int(s), int(by_pid.ts[mine[-1]])
+    return best
 
 
 class _ByPid:

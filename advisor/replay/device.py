@@ -123,11 +123,21 @@ def _has_table(con, name: str) -> bool:
     return con.execute("SELECT count(*) FROM duckdb_views() WHERE view_name = ?", [name]).fetchone()[0] > 0
 
 
+def _has_request_fields(con, name: str) -> bool:
+    """A text capture keeps only key=value fields as columns; the block events print
+    theirs positionally ("8,0 WS 4096 () 1234 + 8"), so their view has no rwbs/sector."""
+    if not _has_table(con, name):
+        return False
+    cols = {r[0] for r in con.execute("SELECT column_name FROM duckdb_columns() WHERE table_name = ?", [name]).fetchall()}
+    return {"dev", "sector", "nr_sector", "rwbs"} <= cols if name == "block_rq_issue" else {"dev", "sector", "rwbs"} <= cols
+
+
 def fit(con) -> Device | None:
-    """The device as the capture saw it, or None without write requests in the capture."""
+    """The device as the capture saw it, or None without write requests in the capture
+    (or with block events whose fields the capture did not keep)."""
     if blk_views.has_blk(con):
         rows, source = con.execute(_BLKTRACE_REQUESTS).fetchnumpy(), "blktrace D->C"
-    elif _has_table(con, "block_rq_issue") and _has_table(con, "block_rq_complete"):
+    elif _has_request_fields(con, "block_rq_issue") and _has_request_fields(con, "block_rq_complete"):
         rows, source = con.execute(_TRACE_REQUESTS).fetchnumpy(), "block_rq_issue->block_rq_complete"
     else:
         return None
@@ -171,7 +181,7 @@ def _flush_ns(con) -> int:
     empty preflush), a leading F (REQ_PREFLUSH) or a trailing F (FUA), as fsync's log
     and superblock writes are. A flush is matched to the device's next flush completion,
     not by sector: an empty flush is issued at sector 0 and completes at (u64)-1."""
-    if not (_has_table(con, "block_rq_issue") and _has_table(con, "block_rq_complete")):
+    if not (_has_request_fields(con, "block_rq_issue") and _has_request_fields(con, "block_rq_complete")):
         return 0
     v = con.execute(_TRACE_FLUSHES).fetchone()[0]
     return int(v) if v else 0

@@ -11,11 +11,15 @@ import numpy as np
 from advisor.replay.workload import Workload
 
 
-def dirty_at(w: Workload, t: int) -> np.ndarray:
+def dirty_at(w: Workload, t: int, clean_by: int | None = None,
+             written: tuple[np.ndarray, np.ndarray] | None = None) -> np.ndarray:
     """Sorted page keys dirty at time t: dirtied at or before t, and not written back
     since their last dirtying by a page-level writeback event (btrfs extent_writepage)
-    or an inode-level one (writeback_single_inode, sb_clear_inode_writeback).
+    or an inode-level one (writeback_single_inode, sb_clear_inode_writeback) at or
+    before `clean_by` (default t: every writeback up to t counts), or by the replay's own
+    page writebacks `written` (keys, times).
     Pages dirtied before the capture began are unknown and not counted."""
+    clean_by = t if clean_by is None else min(t, clean_by)
     h = _history(w)
     # Within a page's run the times ascend, so the events at or before t are a prefix
     # of the run and the page's last dirtying by t is that prefix's last element.
@@ -26,13 +30,31 @@ def dirty_at(w: Workload, t: int) -> np.ndarray:
     if not len(keys):
         return keys
     clean_after = np.full(len(keys), -1, dtype=np.int64)
-    wsel = w.page_wb_ts <= t
+    wsel = w.page_wb_ts <= clean_by
     if wsel.any():
         clean_after = np.maximum(clean_after, _last_per_key(keys, w.page_wb_key[wsel], w.page_wb_ts[wsel]))
-    isel = w.inode_wb_ts <= t
+    isel = w.inode_wb_ts <= clean_by
     if isel.any():
         clean_after = np.maximum(clean_after, _last_per_key(keys >> 32, w.inode_wb_ino[isel], w.inode_wb_ts[isel]))
+    if written is not None and len(written[0]):
+        clean_after = np.maximum(clean_after, _last_per_key(keys, written[0], written[1]))
     return keys[ts > clean_after]
+
+
+def dirty_inodes_at(w: Workload, t: int) -> np.ndarray:
+    """Sorted inodes on the writeback lists at time t: dirtied at or before t and not
+    visited by an inode-level writeback (writeback_single_inode, sb_clear_inode_writeback)
+    since. Writing the pages elsewhere (fsync, btrfs's space reclaim through
+    filemap_fdatawrite) leaves the inode on b_dirty until the flusher or a sync visits it:
+    __writeback_single_inode clears I_DIRTY_PAGES only then."""
+    sel = w.dirty_ts <= t
+    if not sel.any():
+        return np.zeros(0, np.int64)
+    inodes = np.unique(w.dirty_ino[sel])
+    last_dirty = _last_per_key(inodes, w.dirty_ino[sel], w.dirty_ts[sel])
+    isel = w.inode_wb_ts <= t
+    last_visit = _last_per_key(inodes, w.inode_wb_ino[isel], w.inode_wb_ts[isel]) if isel.any() else np.full(len(inodes), -1)
+    return inodes[last_dirty > last_visit]
 
 
 def page_ranks(w: Workload) -> tuple[np.ndarray, np.ndarray]:

@@ -33,6 +33,9 @@ PAGE_WRITEBACK_EVENTS = ("extent_writepage", "__extent_writepage")
 # Events after which an inode's pages dirtied before them are clean (or under writeback).
 INODE_WRITTEN_EVENTS = ("writeback_single_inode", "sb_clear_inode_writeback")
 PAGE_WAIT_EVENTS = ("folio_wait_writeback", "wait_on_page_writeback")
+FILESYSTEMS = ("btrfs", "ext4", "xfs")
+# The block request fields the device fit and the metadata/folio estimates read.
+REQUEST_FIELDS = ("dev", "sector", "nr_sector", "rwbs")
 RECLAIM_EVENTS = ("mm_vmscan_direct_reclaim_begin", "mm_vmscan_kswapd_wake", "mm_vmscan_write_folio", "mm_vmscan_writepage")
 
 
@@ -70,11 +73,14 @@ class Ops:
 @dataclass
 class FlushRequests:
     """Space-reclaim flushes (btrfs_flush_space): when, which state, bytes asked
-    (-1: (u64)-1, "as much as there is", as the priority flushers ask)."""
+    (-1: (u64)-1, "as much as there is", as the priority flushers ask). The event fires
+    when the step ends; `since` is when it began at the latest: the same task's previous
+    step, or 1 s before (the window rules/btrfs-delalloc-overflush.toml measures)."""
 
     ts: np.ndarray
     state: list[str]
     num_bytes: np.ndarray
+    since: np.ndarray
 
 
 @dataclass
@@ -126,6 +132,8 @@ class Workload:
     kernel: str | None = None
     stable_writes: bool | None = None
     params: dict = field(default_factory=dict)  # synthetic workloads: their description
+    # Filesystems whose events the capture recorded (btrfs, ext4, xfs); None: synthetic.
+    filesystems: frozenset[str] | None = None
     assumptions: list[str] = field(default_factory=list)
 
     @property
@@ -149,6 +157,7 @@ class Workload:
             "reclaim_events": self.reclaim_events,
             "dirty_limit_bytes": None if self.dirty_limit_pages is None else self.dirty_limit_pages * self.page_size,
             "kernel": self.kernel,
+            "filesystems": None if self.filesystems is None else sorted(self.filesystems),
             "stable_writes": self.stable_writes,
             "device": self.device.as_dict(),
             "params": self.params,
@@ -171,7 +180,7 @@ def from_store(con, source: str, device_override: Device | None = None) -> Workl
     page_size = int(info.get("page_size") or 4096)
     if "page_size" not in info:
         assumptions.append("page size 4096 bytes (the capture does not record it)")
-    dirty_table = _first(present, DIRTY_EVENTS)
+    dirty_table = _first(present, DIRTY_EVENTS, con, ("ino", "index"))
     if dirty_table is None:
         z = np.zeros(0, np.int64)
         dirty = {"ts": z, "ino": z, "index": z, "pid": z}
@@ -183,8 +192,10 @@ def from_store(con, source: str, device_override: Device | None = None) -> Workl
     dev = device_override or devices.fit(con)
     if dev is None:
         dev = devices.preset("ssd")
-        assumptions.append("no write requests in the capture (block_rq_issue/complete or blktrace): device assumed a SATA SSD "
-                           "(500 MB/s, 50 us per request, queue depth 32)")
+        why = ("the capture's block_rq_issue/complete keep no request fields (a text capture prints them positionally, "
+               "not as key=value)" if _first(present, ("block_rq_issue",)) else
+               "no write requests in the capture (block_rq_issue/complete or blktrace)")
+        assumptions.append(f"{why}: device assumed a SATA SSD (500 MB/s, 50 us per request, queue depth 32)")
     w = Workload(
         source=source,
         page_size=page_size,
@@ -199,8 +210,12 @@ def from_store(con, source: str, device_override: Device | None = None) -> Workl
         assumptions=assumptions,
     )
     w.folio_bytes = page_size
+    w.filesystems = frozenset(fs for fs in FILESYSTEMS if any(
+        key.startswith(f"{fs}:") or key.split(":", 1)[1].startswith(f"{fs}_") for key in present.tables))
     _ops(con, present, w)
     _log_commits(con, present, w)
+    if w.log_commits is not None:
+        w.filesystems |= {"btrfs"}
     _writeback(con, present, w)
     _folio_bytes(con, present, w)
     _pressure(con, present, w)
@@ -212,7 +227,7 @@ def _folio_bytes(con, present: Present, w: Workload) -> None:
     XFS and ext4 (6.x) cache a 16 KiB file in one 16 KiB folio. When the capture's data
     writes (block_rq_issue without RWBS 'M') are clearly more than one page per dirtying,
     each dirtying stands for their mean, rounded to a power of two."""
-    issue = _first(present, ("block_rq_issue",))
+    issue = _first(present, ("block_rq_issue",), con, REQUEST_FIELDS)
     if not issue or not len(w.dirty_ts):
         return
     data = con.execute(f"SELECT coalesce(sum(CAST(nr_sector AS BIGINT)) * 512, 0) FROM {ident(issue)} "
@@ -240,12 +255,20 @@ def _written_in_capture(w: Workload) -> int:
     return int(written.sum()) if have_events else len(w.dirty_ts)
 
 
-def _first(present: Present, names) -> str | None:
+def _first(present: Present, names, con=None, need: tuple[str, ...] = ()) -> str | None:
+    """The table of the first of `names` the capture recorded, with the columns `need`.
+    A text capture keeps only fields printed as key=value: block_rq_issue prints
+    "8,0 WS 4096 () 1234 + 8", sb_clear_inode_writeback "dev 7,0 ino 12 ...", and
+    global_dirty_state prints dirty_limit as "limit=", so those tables lack the fields."""
     for n in names:
         found = present.find(f"*:{n}") or next((v for k, v in present.tables.items() if k.endswith(f":{n}")), None)
-        if found:
+        if found and (not need or set(need) <= _columns(con, found[0])):
             return found[0]
     return None
+
+
+def _columns(con, table: str) -> set[str]:
+    return {r[0] for r in con.execute("SELECT column_name FROM duckdb_columns() WHERE table_name = ?", [table]).fetchall()}
 
 
 def _i64(a) -> np.ndarray:
@@ -264,8 +287,8 @@ def _ops(con, present: Present, w: Workload) -> None:
             # fsync(fd) names a file descriptor, not an inode: btrfs_sync_file names it, when
             # recorded, inside the call; otherwise take the inode this task dirtied last
             # before the call (fio's writers fsync what they wrote; dbench's clients often not).
-            table = ident(_first(present, DIRTY_EVENTS))
-            synced = _first(present, ("btrfs_sync_file",)) if kind == "fsync" else None
+            table = ident(_first(present, DIRTY_EVENTS, con, ("ino", "index")))
+            synced = _first(present, ("btrfs_sync_file",), con, ("ino",)) if kind == "fsync" else None
             named, join = "NULL", ""
             if synced:
                 join = f"ASOF LEFT JOIN (SELECT pid, ts, ino FROM {ident(synced)}) b ON b.pid = s.pid AND b.ts >= s.start_ts "
@@ -283,7 +306,7 @@ def _ops(con, present: Present, w: Workload) -> None:
 
 
 def _log_commits(con, present: Present, w: Workload) -> None:
-    tables = [_first(present, (n,)) for n in ("block_rq_issue", "block_rq_complete")]
+    tables = [_first(present, (n,), con, REQUEST_FIELDS) for n in ("block_rq_issue", "block_rq_complete")]
     fsync = w.op("fsync")
     if all(tables) and len(fsync):
         w.log_commits = btrfs_log.observe(con, tuple(ident(t) for t in tables), fsync.pid, fsync.start, fsync.end)
@@ -292,11 +315,11 @@ def _log_commits(con, present: Present, w: Workload) -> None:
 
 
 def _writeback(con, present: Present, w: Workload) -> None:
-    t = _first(present, PAGE_WRITEBACK_EVENTS)
+    t = _first(present, PAGE_WRITEBACK_EVENTS, con, ("ino", "index"))
     if t:
         r = con.execute(f'SELECT ts, CAST(ino AS BIGINT) AS ino, CAST("index" AS BIGINT) AS i FROM {ident(t)} ORDER BY ts').fetchnumpy()
         w.page_wb_ts, w.page_wb_key = _i64(r["ts"]), page_key(_i64(r["ino"]), _i64(r["i"]))
-    parts = [f"SELECT ts, CAST(ino AS BIGINT) AS ino FROM {ident(t)}" for t in (_first(present, (n,)) for n in INODE_WRITTEN_EVENTS) if t]
+    parts = [f"SELECT ts, CAST(ino AS BIGINT) AS ino FROM {ident(t)}" for t in (_first(present, (n,), con, ("ino",)) for n in INODE_WRITTEN_EVENTS) if t]
     if parts:
         r = con.execute(" UNION ALL ".join(parts) + " ORDER BY ts").fetchnumpy()
         w.inode_wb_ts, w.inode_wb_ino = _i64(r["ts"]), _i64(r["ino"])
@@ -331,7 +354,7 @@ def _inode_cost(con, present: Present, w: Workload) -> None:
 
 def _metadata_per_inode(con, present: Present, w: Workload) -> None:
     """Metadata-flagged write bytes (RWBS 'M': log, inode clusters) per inode written."""
-    issue, wsi = _first(present, ("block_rq_issue",)), _first(present, ("writeback_single_inode",))
+    issue, wsi = _first(present, ("block_rq_issue",), con, REQUEST_FIELDS), _first(present, ("writeback_single_inode",))
     if not issue or not wsi:
         return
     meta = con.execute(f"SELECT coalesce(sum(CAST(nr_sector AS BIGINT)) * 512, 0) FROM {ident(issue)} WHERE rwbs LIKE '%W%M%'").fetchone()[0]
@@ -359,16 +382,17 @@ def _stable_writes(w: Workload) -> None:
 
 
 def _pressure(con, present: Present, w: Workload) -> None:
-    gds = _first(present, ("global_dirty_state",))
+    gds = _first(present, ("global_dirty_state",), con, ("dirty_limit",))
     if gds:
         row = con.execute(f"SELECT median(dirty_limit) FROM {ident(gds)}").fetchone()
         if row and row[0] is not None:
             w.dirty_limit_pages = int(row[0])
-    fs = _first(present, ("btrfs_flush_space",))
+    fs = _first(present, ("btrfs_flush_space",), con, ("state", "num_bytes"))
     if fs:
         r = con.execute(f"SELECT ts, coalesce(sym('btrfs_flush_space', 'state', state), CAST(state AS VARCHAR)) AS state, "
-                        f"coalesce(TRY_CAST(num_bytes AS BIGINT), -1) AS num_bytes FROM {ident(fs)} ORDER BY ts").fetchnumpy()
-        w.flush = FlushRequests(_i64(r["ts"]), [str(s) for s in r["state"]], _i64(r["num_bytes"]))
+                        f"coalesce(TRY_CAST(num_bytes AS BIGINT), -1) AS num_bytes, "
+                        f"coalesce(lag(ts) OVER (PARTITION BY pid ORDER BY ts), ts - 1000000000) AS since FROM {ident(fs)} ORDER BY ts").fetchnumpy()
+        w.flush = FlushRequests(_i64(r["ts"]), [str(s) for s in r["state"]], _i64(r["num_bytes"]), _i64(r["since"]))
     found = [t for t in (_first(present, (n,)) for n in RECLAIM_EVENTS) if t]
     if found:
         w.reclaim_events = int(sum(con.execute(f"SELECT count(*) FROM {ident(t)}").fetchone()[0] for t in found))

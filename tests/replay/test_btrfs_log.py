@@ -56,13 +56,13 @@ def test_batching_is_what_makes_the_dbench_fsyncs(dbench):
     assert unbatched < 0.5 * observed
 
 
-def shared_log(start, data_ns, commit_ns, tick=0, ticks=2, pid=None, think=None):
+def shared_log(start, data_ns, commit_ns, tick=0, ticks=2, pid=None, think=None, prep=0):
     n = len(start)
     pid = np.arange(n, dtype=np.int64) if pid is None else np.asarray(pid, np.int64)
     think = np.zeros(n) if think is None else np.asarray(think, np.float64)
     cost, _busy, commits = full_fsync._shared_log(
         pid, np.asarray(start, np.int64), think, np.asarray(data_ns, np.float64), np.zeros(n), np.zeros(n, np.int64),
-        full_fsync.COMMIT_INTERVAL_NS, np.full(n, float(commit_ns)), np.full(n, ticks, np.int64), tick)
+        full_fsync.COMMIT_INTERVAL_NS, np.full(n, float(commit_ns)), np.full(n, ticks, np.int64), np.full(n, float(prep)), tick)
     return cost, commits
 
 
@@ -70,6 +70,14 @@ def test_a_task_ready_during_a_commit_waits_for_it_then_commits_its_own():
     cost, commits = shared_log([0, 0], [1_000, 2_000], 10_000)
     assert commits == 2
     assert list(cost) == [11_000, 21_000]  # the second: after the first commit (wait_log_commit)
+
+
+def test_a_lone_commit_starts_after_its_task_logged_the_inode():
+    cost, commits = shared_log([0], [1_000], 10_000, prep=3_000)
+    assert commits == 1 and list(cost) == [14_000]
+    # Another task ready while the first prepares joins it: one commit, no preparation wait of its own.
+    cost, commits = shared_log([0, 0], [1_000, 2_000], 10_000, prep=3_000)
+    assert commits == 1 and list(cost) == [14_000, 14_000]
 
 
 def test_tasks_ready_by_the_commit_return_with_it():
@@ -95,7 +103,7 @@ def test_a_task_runs_its_fsyncs_in_order_with_its_recorded_work_between():
     assert commits == 2 and list(cost) == [11_000, 11_000]
 
 
-def plain_shared_log(pid, start, think, data_ns, per_extent, slot, txn_ns, commit_ns, batch_ticks, tick):
+def plain_shared_log(pid, start, think, data_ns, per_extent, slot, txn_ns, commit_ns, batch_ticks, solo_prep, tick):
     """The shared log scanning every task at each commit (the heap's reference)."""
     tasks = [list(np.flatnonzero(pid == p)) for p in dict.fromkeys(pid.tolist())]
     cost, busy = np.zeros(len(pid)), np.zeros(len(pid))
@@ -118,6 +126,8 @@ def plain_shared_log(pid, start, think, data_ns, per_extent, slot, txn_ns, commi
         if not active:
             return cost, busy, commits
         begin = max(min(ready[p] for p in active), prev_end)
+        if sum(ready[p] <= begin for p in active) == 1:
+            begin += solo_prep[commits]
         if tick and sum(ready[p] <= begin for p in active) > 1:
             while True:
                 latest = max([prev_end] + [ready[p] for p in active if ready[p] <= begin])
@@ -154,8 +164,9 @@ def test_the_heap_equals_the_scan(seed):
     commit_ns = rng.integers(1_000, 9_000, n).astype(np.float64)
     batch_ticks = rng.integers(0, 5, n).astype(np.int64)
     txn = 150_000
+    solo_prep = rng.choice([0.0, 1_500.0, 6_000.0], n)
     for tick in (0, 4_000):
-        got = full_fsync._shared_log(pid, start, think, data_ns, per_extent, slot, txn, commit_ns, batch_ticks, tick)
-        want = plain_shared_log(pid, start, think, data_ns, per_extent, slot, txn, commit_ns, batch_ticks, tick)
+        got = full_fsync._shared_log(pid, start, think, data_ns, per_extent, slot, txn, commit_ns, batch_ticks, solo_prep, tick)
+        want = plain_shared_log(pid, start, think, data_ns, per_extent, slot, txn, commit_ns, batch_ticks, solo_prep, tick)
         assert got[2] == want[2]
         assert np.array_equal(got[0], want[0]) and np.array_equal(got[1], want[1])

@@ -149,3 +149,13 @@ def test_synthetic_workload_json_and_listing():
     listing = run_cli("replay", "--list-workloads", "--json")
     assert listing.code == 0
     assert {"fio-snapshot", "fsmark-sync", "dbench", "fsync-jobs", "untar"} <= set(json.loads(listing.out))
+
+
+@pytest.mark.parametrize("text", ["tracefs-ext4.trace.txt", "tracefs-ext4.report.txt"])
+def test_a_text_capture_replays_with_its_gaps_named(text):
+    # Text keeps only key=value fields: the block events' request fields are printed
+    # positionally, so the device is an assumption, said in the workload's assumptions.
+    doc = replay(text, "--problem", "sync-flusher-stall")
+    assert doc["workload"]["dirtying_events"] == replay("tracefs-ext4.dat", "--problem", "sync-flusher-stall")["workload"]["dirtying_events"]
+    assert any("keep no request fields" in a for a in doc["workload"]["assumptions"])
+    assert doc["observed"]["sync-flusher-stall"]["sync_seconds"] == pytest.approx(0.025275, abs=1e-6)

@@ -8,9 +8,12 @@ flushed whole; "btrfs: shrink delalloc pages instead of full inodes" (e076ab2a2c
 5.11-rc4, 5.10.8; rules/btrfs-delalloc-overflush.toml) went back to writing about that many pages through sync_inode.
 
 A capture is replayed open-loop: at each space flush request it recorded (btrfs_flush_space
-FLUSH_DELALLOC* states, num_bytes asked), the dirty inodes at that moment (oldest first) are
-written: `flush-inodes` writes num_bytes / page_size whole inodes, `flush-pages` about
-num_bytes of their pages. The reserving task waits for that IO (device model, one merged
+FLUSH_DELALLOC* states, num_bytes asked), the data pages dirty when the step began (oldest
+inode first) are written: `flush-inodes` writes num_bytes / page_size whole inodes,
+`flush-pages` about num_bytes of their pages. btrfs_flush_space is traced when the step
+ends, after the step's own writeback, so "dirty when it began" counts the capture's
+writebacks only up to the step's start (the task's previous step; FlushRequests.since),
+and a page this replay flushed stays clean until it is dirtied again. The reserving task waits for that IO (device model, one merged
 batch). The capture's requests stay as recorded: what each policy flushes would have changed
 when the next request came, which a capture cannot tell.
 
@@ -35,11 +38,16 @@ FLUSH_PAGES = Policy("flush-pages", True, "5.9 and earlier, 5.10.8+, 5.11-rc4 an
                      "shrink_delalloc flushes about nr pages (wbc.nr_to_write) through sync_inode")
 
 
-def _requests(w: Workload) -> tuple[np.ndarray, np.ndarray]:
+# BTRFS_BTREE_INODE_OBJECTID: the inode whose page cache holds the metadata btree blocks.
+BTRFS_BTREE_INODE = 1
+
+
+def _requests(w: Workload) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The FLUSH_DELALLOC* steps: end time, bytes asked, start time at the latest."""
     if w.flush is None:
-        return np.zeros(0, np.int64), np.zeros(0, np.int64)
+        return np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0, np.int64)
     keep = np.array([s.startswith("FLUSH_DELALLOC") for s in w.flush.state], dtype=bool)
-    return w.flush.ts[keep], w.flush.num_bytes[keep]
+    return w.flush.ts[keep], w.flush.num_bytes[keep], w.flush.since[keep]
 
 
 def _not_applicable(w: Workload) -> str | None:
@@ -53,28 +61,34 @@ def _not_applicable(w: Workload) -> str | None:
 
 
 def _observed(w: Workload) -> dict:
-    ts, nbytes = _requests(w)
+    ts, nbytes, _ = _requests(w)
     return {"flush_space_count": int(len(ts)), "reclaim_requested_bytes": int(nbytes[nbytes > 0].sum())} if len(ts) else {}
 
 
 def _simulate(w: Workload, policy: Policy) -> dict:
     if w.reservations is not None:
         return delalloc_loop.simulate(w.reservations, w.device, w.inode_writeback_ns, flush_pages=policy.fixed)
-    ts, asked = _requests(w)
+    ts, asked, since = _requests(w)
     flushed, waited, requested = 0.0, 0.0, 0.0
-    for t, want in zip(ts, asked):
-        keys = dirty_at(w, int(t))
+    done_keys, done_ts = np.zeros(0, np.int64), np.zeros(0, np.int64)
+    for t, want, t0 in zip(ts, asked, since):
+        keys = dirty_at(w, int(t), clean_by=int(t0), written=(done_keys, done_ts))
+        # The btree inode's pages (extent buffers) are dirtied through the page cache too,
+        # but they are metadata: shrink_delalloc starts delalloc inodes only.
+        keys = keys[(keys >> 32) != BTRFS_BTREE_INODE]
         if not len(keys):
             continue
-        inodes, pages = np.unique(keys >> 32, return_counts=True)
-        sizes = pages.astype(np.float64) * w.folio_bytes
         if want < 0:  # (u64)-1: everything, under either policy
-            want = sizes.sum()
+            want = len(keys) * w.folio_bytes
         if policy.fixed:
-            nbytes = min(float(want), float(sizes.sum()))
+            chosen = keys[: max(1, -(-int(want) // w.folio_bytes))]
         else:
-            n = max(1, int(want // w.page_size))
-            nbytes = float(sizes[:n].sum())  # inode numbers ascend with creation: oldest first
+            # Keys sort by inode, and inode numbers ascend with creation: oldest first.
+            inodes = np.unique(keys >> 32)[: max(1, int(want // w.page_size))]
+            chosen = keys[np.isin(keys >> 32, inodes)]
+        nbytes = float(len(chosen) * w.folio_bytes)
+        done_keys = np.concatenate((done_keys, chosen))
+        done_ts = np.concatenate((done_ts, np.full(len(chosen), int(t), np.int64)))
         flushed += nbytes
         requested += want
         waited += w.device.batch_ns(int(requests_for(nbytes)), nbytes)

@@ -59,6 +59,8 @@ FAST = Policy("fast-fsync", True, "5.9-rc1 and later", "page release leaves the 
 
 
 def _not_applicable(w: Workload) -> str | None:
+    if w.filesystems is not None and "btrfs" not in w.filesystems:
+        return "the capture shows no btrfs (no btrfs events, no btrfs log commit): this is btrfs's fsync and log tree"
     f = w.op("fsync")
     if not len(f) or not (f.ino >= 0).any():
         return "no fsync of a file the workload dirtied"
@@ -95,10 +97,10 @@ def _simulate(w: Workload, policy: Policy) -> dict:
     data_ns = np.where(data > 0, dev.service_times_ns(data, seed=1), 0.0)
     releasing = bool(w.reclaim_events)
     per_extent = CSUM_LOOKUP_NS * _concurrency(start, end) if (releasing and not policy.fixed) else np.zeros(len(start))
-    commit_ns, batch_ticks, tick = _log_commit_draws(w, len(start))
+    commit_ns, batch_ticks, solo_prep, tick = _log_commit_draws(w, len(start))
     _, inode_slot = np.unique(ino, return_inverse=True)
     cost, busy, commits = _shared_log(pid, start, _think_ns(pid, start, end), data_ns, per_extent, inode_slot.astype(np.int64),
-                                      COMMIT_INTERVAL_NS, commit_ns, batch_ticks, tick)
+                                      COMMIT_INTERVAL_NS, commit_ns, batch_ticks, solo_prep, tick)
     return {
         "fsync_count": int(len(cost)),
         "fsync_mean_ms": ms(cost.mean()),
@@ -112,18 +114,19 @@ def _simulate(w: Workload, policy: Policy) -> dict:
     }
 
 
-def _log_commit_draws(w: Workload, n: int) -> tuple[np.ndarray, np.ndarray, int]:
-    """Up to n log commits' lengths and batching jiffies, and the jiffy (0: no batching):
-    the capture's own, in a fixed permutation of their quantiles (sample values, as the
-    device model draws them), else the device's."""
+def _log_commit_draws(w: Workload, n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
+    """Up to n log commits' lengths, batching jiffies and lone commits' preparation, and
+    the jiffy (0: no batching): the capture's own, in a fixed permutation of their
+    quantiles (sample values, as the device model draws them), else the device's."""
     q = (np.random.default_rng(2).permutation(n) + 0.5) / max(1, n)
     seen = w.log_commits
     if seen is None:
         dev = w.device
         # The log tree write and the superblock write, each flushing the device cache.
-        return np.full(n, float(2 * max(dev.latency_ns, dev.flush_ns))), np.zeros(n, np.int64), 0
+        return np.full(n, float(2 * max(dev.latency_ns, dev.flush_ns))), np.zeros(n, np.int64), np.zeros(n), 0
     ticks = np.quantile(seen.batch_ticks, q, method="inverted_cdf").astype(np.int64) if seen.tick_ns else np.zeros(n, np.int64)
-    return np.quantile(seen.commit_ns, q, method="inverted_cdf").astype(np.float64), ticks, int(seen.tick_ns)
+    prep = np.quantile(seen.solo_prep_ns, q, method="inverted_cdf").astype(np.float64) if len(seen.solo_prep_ns) else np.zeros(n)
+    return np.quantile(seen.commit_ns, q, method="inverted_cdf").astype(np.float64), ticks, prep, int(seen.tick_ns)
 
 
 def _data_since_previous(w: Workload, start: np.ndarray, ino: np.ndarray) -> np.ndarray:
@@ -149,7 +152,7 @@ def _think_ns(pid: np.ndarray, start: np.ndarray, end: np.ndarray) -> np.ndarray
 
 
 @numba.njit(cache=True)
-def _shared_log(pid, start, think_ns, data_ns, per_extent, inode_slot, txn_ns, commit_ns, batch_ticks, tick):
+def _shared_log(pid, start, think_ns, data_ns, per_extent, inode_slot, txn_ns, commit_ns, batch_ticks, solo_prep, tick):
     """The tasks' fsyncs (grouped by task, in time order) on one clock through the shared
     log. A task's fsync is ready to sync after its data write and its logging (one
     checksum lookup, `per_extent`, per extent its inode has in the transaction when the
@@ -191,6 +194,14 @@ def _shared_log(pid, start, think_ns, data_ns, per_extent, inode_slot, txn_ns, c
             members[count] = j
             count += 1
             latest = max(latest, r)
+        if count == 1:
+            # A commit alone starts once its fsync has logged its inode (solo_prep).
+            begin = max(begin, latest) + solo_prep[commits]
+            while len(waiting) and waiting[0][0] <= begin:
+                r, j = heapq.heappop(waiting)
+                members[count] = j
+                count += 1
+                latest = max(latest, r)
         if tick > 0 and count > 1:
             k = batch_ticks[commits]
             while True:

@@ -8,9 +8,10 @@ filemap_fdatawait for every inode in WB_SYNC_ALL mode, inside the flusher: one i
 IO at a time, and no background writeback meanwhile. With for_sync the flusher submits
 every inode's IO and wait_sb_inodes waits once.
 
-The model: the inodes dirty when sync starts (from the capture's dirtying and
-writeback events) cost the flusher a fixed CPU time each (writepages, bio building:
-measured from the capture's writeback_single_inode rate). Waiting per inode, each
+The model: the inodes on the writeback lists when sync starts (dirtied since the last
+inode-level writeback visited them, pages written elsewhere or not: pages.dirty_inodes_at)
+cost the flusher a fixed CPU time each (writepages, bio building: measured from the
+capture's writeback_single_inode rate), and write their pages still dirty. Waiting per inode, each
 inode's requests are submitted and waited for before the next inode: n x (cpu +
 latency) + bytes / bandwidth, and no request can merge with another inode's. With
 for_sync the submissions are plugged and merge (files laid out one after another, as
@@ -29,7 +30,8 @@ from __future__ import annotations
 import numpy as np
 
 from advisor.replay.device import requests_for
-from advisor.replay.pages import dirty_at
+from advisor.replay.pages import dirty_at, dirty_inodes_at
+from advisor.replay.policies.delalloc import BTRFS_BTREE_INODE
 from advisor.replay.policies.base import Policy, ProblemModel, longest_observed, needs_op, seconds
 from advisor.replay.workload import Workload
 
@@ -44,8 +46,16 @@ def _simulate(w: Workload, policy: Policy) -> dict:
     i = ops.longest()
     t0 = int(ops.start[i])
     keys = dirty_at(w, t0)
-    inodes, pages = np.unique(keys >> 32, return_counts=True)
-    nbytes = pages.astype(np.float64) * w.folio_bytes
+    inodes = dirty_inodes_at(w, t0)
+    if w.metadata_bytes_per_inode and w.filesystems and "btrfs" in w.filesystems:
+        # btrfs's metadata blocks are the btree inode's pages: the metadata bytes per
+        # inode written (below) are those writes, so the btree inode is not counted twice.
+        inodes = inodes[inodes != BTRFS_BTREE_INODE]
+        keys = keys[(keys >> 32) != BTRFS_BTREE_INODE]
+    pages = np.zeros(len(inodes))
+    with_pages, counts = np.unique(keys >> 32, return_counts=True)
+    pages[np.searchsorted(inodes, with_pages)] = counts  # an inode with dirty pages is on the lists
+    nbytes = pages * w.folio_bytes
     # Each inode also costs the filesystem metadata writes (log, inode clusters).
     nbytes = nbytes + w.metadata_bytes_per_inode
     total = float(nbytes.sum())
