@@ -118,6 +118,8 @@ class Workload:
     inode_wb_ts: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))  # inode written
     inode_wb_ino: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
     page_waits: int | None = None  # observed waits on page writeback (None: not recorded)
+    page_wait_ts: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))  # each wait: when, which task
+    page_wait_pid: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
     flush: FlushRequests | None = None
     reservations: MetadataReservations | None = None  # synthetic: replay the reservation loop itself
     reclaim_events: int | None = None  # None: reclaim events not recorded
@@ -326,7 +328,9 @@ def _writeback(con, present: Present, w: Workload) -> None:
     _inode_cost(con, present, w)
     waits = _first(present, PAGE_WAIT_EVENTS)
     if waits:
-        w.page_waits = int(con.execute(f"SELECT count(*) FROM {ident(waits)}").fetchone()[0])
+        r = con.execute(f"SELECT ts, pid FROM {ident(waits)} ORDER BY ts").fetchnumpy()
+        w.page_wait_ts, w.page_wait_pid = _i64(r["ts"]), _i64(r["pid"])
+        w.page_waits = len(w.page_wait_ts)
         _stable_writes(w)
 
 

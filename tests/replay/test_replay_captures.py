@@ -41,30 +41,56 @@ def close(predicted: float, observed: float) -> bool:
     return abs(predicted - observed) <= TOLERANCE * abs(observed)
 
 
-@pytest.mark.parametrize(
-    "sample, problem, metric",
-    [
-        ("sync-xfs-v6.dat", "sync-flusher-stall", "sync_seconds"),
-        ("snapshot-btrfs-v7-none.dat", "btrfs-snapshot-livelock", "snapshot_seconds"),
-        ("stable-pages-ext4-v7-zstd.dat", "stable-page-wait", "write_stall_p50_ms"),
-        ("stable-pages-ext4-v7-zstd.dat", "stable-page-wait", "write_stall_p99_ms"),
-        ("stable-pages-ext4-v7-zstd.dat", "stable-page-wait", "write_stall_max_ms"),
-        ("stable-pages-ext4-v7-zstd.dat", "stable-page-wait", "write_stall_count"),
-    ],
-)
+def xfail(reason: str):
+    return pytest.mark.xfail(strict=True, reason=reason)
+
+
+UNTAR_SYNC_BANDWIDTH = xfail(
+    "the device model has one bandwidth, the capture's bytes over its busy time: 105.8 MB/s on the untar capture, whose "
+    "15,393 write requests are mostly <=16 KiB files at ~1.3-1.5 ms each; the final sync's 44.3 MB of metadata went out at "
+    "~300 MB/s. The sync's inodes (20,000 vs 20,001) and bytes (44.5 MB vs 44.5 MB) come out right; its time (0.44 s vs "
+    "0.147 s) is the transfer at the fitted bandwidth")
+# Every (sample, metric) where the capture shows what the replay predicts: the rule
+# measures it (advisor analyze), and the replay's own-kernel policy models it.
+FIDELITY = [
+    ("sync-xfs-v6.dat", "sync-flusher-stall", "sync_seconds"),
+    ("sync-xfs-v6.dat", "sync-flusher-stall", "inodes_written_during_sync"),
+    ("tracefs-ext4.dat", "sync-flusher-stall", "sync_seconds"),
+    ("blk-ext4-fsync.dat", "sync-flusher-stall", "sync_seconds"),
+    ("untar-btrfs-v7-zstd.dat", "sync-flusher-stall", "inodes_written_during_sync"),
+    pytest.param("untar-btrfs-v7-zstd.dat", "sync-flusher-stall", "sync_seconds", marks=UNTAR_SYNC_BANDWIDTH),
+    ("snapshot-btrfs-v7-none.dat", "btrfs-snapshot-livelock", "snapshot_seconds"),
+    ("snapshot-btrfs-v7-none.dat", "btrfs-snapshot-livelock", "written_during_snapshot_bytes"),
+    ("stable-pages-ext4-v7-zstd.dat", "stable-page-wait", "write_stall_p50_ms"),
+    ("stable-pages-ext4-v7-zstd.dat", "stable-page-wait", "write_stall_p99_ms"),
+    ("stable-pages-ext4-v7-zstd.dat", "stable-page-wait", "write_stall_max_ms"),
+    ("stable-pages-ext4-v7-zstd.dat", "stable-page-wait", "write_stall_count"),
+    ("stable-pages-ext4-v7-zstd.dat", "stable-page-wait", "write_max_ms"),
+    ("fio-ext4-v7-zstd.dat", "stable-page-wait", "write_max_ms"),
+    # The shared btrfs log commit (batching jiffies, commit lengths and lone commits'
+    # preparation measured from the capture's block events, advisor/replay/btrfs_log.py).
+    ("dbench-btrfs-v7-zstd.dat", "btrfs-full-fsync-fallback", "fsync_p50_ms"),
+    ("dbench-btrfs-v7-zstd.dat", "btrfs-full-fsync-fallback", "fsync_mean_ms"),
+    ("dbench-btrfs-v7-zstd.dat", "btrfs-full-fsync-fallback", "log_commits"),
+    ("dbench-btrfs-v7-zstd.dat", "btrfs-full-fsync-fallback", "fsync_p99_ms"),
+    ("dbench-btrfs-v7-zstd.dat", "btrfs-full-fsync-fallback", "fsync_max_ms"),
+    ("fsync-reclaim-btrfs-v7-zstd.dat", "btrfs-full-fsync-fallback", "fsync_p50_ms"),
+    ("fsync-reclaim-btrfs-v7-zstd.dat", "btrfs-full-fsync-fallback", "fsync_mean_ms"),
+    ("fsync-reclaim-btrfs-v7-zstd.dat", "btrfs-full-fsync-fallback", "fsync_p99_ms"),
+    ("fsync-reclaim-btrfs-v7-zstd.dat", "btrfs-full-fsync-fallback", "fsync_max_ms"),
+    ("untar-btrfs-v7-zstd.dat", "btrfs-delalloc-overflush", "delalloc_flushed_bytes"),
+]
+
+
+@pytest.mark.parametrize("sample, problem, metric", FIDELITY)
 def test_own_kernel_policy_reproduces_the_capture(sample, problem, metric):
-    # The observed value is the rule's own measurement of the capture (advisor analyze).
-    observed = analyzed(sample, problem)[metric]
-    predicted = own(replay(sample, "--problem", problem), problem)[metric]
+    # The observed value is the rule's own measurement of the capture (advisor analyze);
+    # what no rule measures (the longest write, the log commits), the replay's reading of it.
+    doc = replay(sample, "--problem", problem)
+    measured = analyzed(sample, problem)
+    observed = measured[metric] if metric in measured else doc["observed"][problem][metric]
+    predicted = own(doc, problem)[metric]
     assert close(predicted, observed), f"{metric}: replay {predicted} vs capture {observed}"
-
-
-def test_fsync_model_reproduces_dbench_fsyncs():
-    # The shared btrfs log commit (batching jiffies and commit lengths measured from the
-    # capture's block events, see advisor/replay/btrfs_log.py) makes the dbench fsyncs.
-    observed = analyzed("dbench-btrfs-v7-zstd.dat", "btrfs-full-fsync-fallback")["fsync_p50_ms"]
-    predicted = own(replay("dbench-btrfs-v7-zstd.dat", "--problem", "btrfs-full-fsync-fallback"), "btrfs-full-fsync-fallback")["fsync_p50_ms"]
-    assert close(predicted, observed), f"fsync_p50_ms: replay {predicted} vs capture {observed}"
 
 
 def test_before_the_fix_is_worse_in_the_seeds_direction():
