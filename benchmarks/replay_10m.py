@@ -64,7 +64,9 @@ def build(n: int, writers: int = 8, span_s: float = 100.0) -> Workload:
         page_size=4096, start_ts=0, end_ts=int(t[-1]),
         dirty_ts=t, dirty_ino=ino.astype(np.int64), dirty_idx=idx.astype(np.int64), dirty_pid=writer.astype(np.int64),
         device=device.preset("ssd"), ops=ops,
-        flush=FlushRequests(np.array([int(span_s * 0.7e9)]), ["FLUSH_DELALLOC"], np.array([64 << 20])),
+        # One step, traced when it ends; it began at most 1 s before (FlushRequests.since).
+        flush=FlushRequests(np.array([int(span_s * 0.7e9)]), ["FLUSH_DELALLOC"], np.array([64 << 20]),
+                            np.array([int(span_s * 0.7e9) - 1_000_000_000])),
         reclaim_events=1, dirty_limit_pages=800_000,
     )
 
