@@ -123,13 +123,18 @@ def _has_table(con, name: str) -> bool:
     return con.execute("SELECT count(*) FROM duckdb_views() WHERE view_name = ?", [name]).fetchone()[0] > 0
 
 
+# The block request fields the fit (and the workload's metadata and folio estimates) read.
+REQUEST_FIELDS = ("dev", "sector", "nr_sector", "rwbs")
+
+
+def table_columns(con, name: str) -> set[str]:
+    return {r[0] for r in con.execute("SELECT column_name FROM duckdb_columns() WHERE table_name = ?", [name]).fetchall()}
+
+
 def _has_request_fields(con, name: str) -> bool:
     """A text capture keeps only key=value fields as columns; the block events print
     theirs positionally ("8,0 WS 4096 () 1234 + 8"), so their view has no rwbs/sector."""
-    if not _has_table(con, name):
-        return False
-    cols = {r[0] for r in con.execute("SELECT column_name FROM duckdb_columns() WHERE table_name = ?", [name]).fetchall()}
-    return {"dev", "sector", "nr_sector", "rwbs"} <= cols if name == "block_rq_issue" else {"dev", "sector", "rwbs"} <= cols
+    return _has_table(con, name) and set(REQUEST_FIELDS) <= table_columns(con, name)
 
 
 def fit(con) -> Device | None:

@@ -14,7 +14,7 @@ import numpy as np
 
 from advisor.replay import btrfs_log
 from advisor.replay import device as devices
-from advisor.replay.device import Device
+from advisor.replay.device import REQUEST_FIELDS, Device
 from advisor.rules.context import Context, Present, create_macros, span_view
 from advisor.rules.model import Span
 from advisor.store.ddl import ident
@@ -34,8 +34,8 @@ PAGE_WRITEBACK_EVENTS = ("extent_writepage", "__extent_writepage")
 INODE_WRITTEN_EVENTS = ("writeback_single_inode", "sb_clear_inode_writeback")
 PAGE_WAIT_EVENTS = ("folio_wait_writeback", "wait_on_page_writeback")
 FILESYSTEMS = ("btrfs", "ext4", "xfs")
-# The block request fields the device fit and the metadata/folio estimates read.
-REQUEST_FIELDS = ("dev", "sector", "nr_sector", "rwbs")
+# BTRFS_BTREE_INODE_OBJECTID: the inode whose page cache holds btrfs's metadata blocks.
+BTRFS_BTREE_INODE = 1
 RECLAIM_EVENTS = ("mm_vmscan_direct_reclaim_begin", "mm_vmscan_kswapd_wake", "mm_vmscan_write_folio", "mm_vmscan_writepage")
 
 
@@ -264,13 +264,9 @@ def _first(present: Present, names, con=None, need: tuple[str, ...] = ()) -> str
     global_dirty_state prints dirty_limit as "limit=", so those tables lack the fields."""
     for n in names:
         found = present.find(f"*:{n}") or next((v for k, v in present.tables.items() if k.endswith(f":{n}")), None)
-        if found and (not need or set(need) <= _columns(con, found[0])):
+        if found and (not need or set(need) <= devices.table_columns(con, found[0])):
             return found[0]
     return None
-
-
-def _columns(con, table: str) -> set[str]:
-    return {r[0] for r in con.execute("SELECT column_name FROM duckdb_columns() WHERE table_name = ?", [table]).fetchall()}
 
 
 def _i64(a) -> np.ndarray:

@@ -13,9 +13,10 @@ inode first) are written: `flush-inodes` writes num_bytes / page_size whole inod
 `flush-pages` about num_bytes of their pages. btrfs_flush_space is traced when the step
 ends, after the step's own writeback, so "dirty when it began" counts the capture's
 writebacks only up to the step's start (the task's previous step; FlushRequests.since),
-and a page this replay flushed stays clean until it is dirtied again. The reserving task waits for that IO (device model, one merged
-batch). The capture's requests stay as recorded: what each policy flushes would have changed
-when the next request came, which a capture cannot tell.
+and a page this replay flushed stays clean until it is dirtied again. The reserving task
+waits for that IO (device model, one merged batch). The capture's requests stay as
+recorded: what each policy flushes would have changed when the next request came, which
+a capture cannot tell.
 
 A synthetic workload that carries its metadata reservations (`untar`) is replayed
 closed-loop instead (delalloc_loop.py): the writer's tickets, the async reclaim worker and
@@ -30,16 +31,12 @@ from advisor.replay.device import requests_for
 from advisor.replay.pages import dirty_at
 from advisor.replay.policies import delalloc_loop
 from advisor.replay.policies.base import Policy, ProblemModel, seconds
-from advisor.replay.workload import Workload
+from advisor.replay.workload import BTRFS_BTREE_INODE, Workload
 
 FLUSH_INODES = Policy("flush-inodes", False, "5.10 to 5.10.7, 5.11-rc1 to rc3",
                       "shrink_delalloc → btrfs_start_delalloc_roots(nr pages) flushes nr whole inodes")
 FLUSH_PAGES = Policy("flush-pages", True, "5.9 and earlier, 5.10.8+, 5.11-rc4 and later",
                      "shrink_delalloc flushes about nr pages (wbc.nr_to_write) through sync_inode")
-
-
-# BTRFS_BTREE_INODE_OBJECTID: the inode whose page cache holds the metadata btree blocks.
-BTRFS_BTREE_INODE = 1
 
 
 def _requests(w: Workload) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

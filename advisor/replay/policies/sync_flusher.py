@@ -11,8 +11,8 @@ every inode's IO and wait_sb_inodes waits once.
 The model: the inodes on the writeback lists when sync starts (dirtied since the last
 inode-level writeback visited them, pages written elsewhere or not: pages.dirty_inodes_at)
 cost the flusher a fixed CPU time each (writepages, bio building: measured from the
-capture's writeback_single_inode rate), and write their pages still dirty. Waiting per inode, each
-inode's requests are submitted and waited for before the next inode: n x (cpu +
+capture's writeback_single_inode rate), and write their pages still dirty. Waiting per
+inode, each inode's requests are submitted and waited for before the next inode: n x (cpu +
 latency) + bytes / bandwidth, and no request can merge with another inode's. With
 for_sync the submissions are plugged and merge (files laid out one after another, as
 the allocators place a file-creating workload) and the device overlaps them to its queue
@@ -31,9 +31,8 @@ import numpy as np
 
 from advisor.replay.device import requests_for
 from advisor.replay.pages import dirty_at, dirty_inodes_at
-from advisor.replay.policies.delalloc import BTRFS_BTREE_INODE
 from advisor.replay.policies.base import Policy, ProblemModel, longest_observed, needs_op, seconds
-from advisor.replay.workload import Workload
+from advisor.replay.workload import BTRFS_BTREE_INODE, Workload
 
 WAIT_PER_INODE = Policy("wait-per-inode", False, "before 3.12 (RHEL 7 before 3.10.0-65)",
                         "__writeback_single_inode: filemap_fdatawait per inode for every WB_SYNC_ALL pass, inside the flusher")
