@@ -153,13 +153,14 @@ class _Spans:
     def __init__(self, pid, start, end):
         self.pid, self.start, self.end = pid, start, end
         self._by_start = np.argsort(start, kind="stable")
+        self._sorted_start = start[self._by_start]
         # The longest span bounds how far back a span running at t can have started.
         self._longest = int((end - start).max()) if len(start) else 0
         self.index = {p: np.flatnonzero(pid == p) for p in np.unique(pid)}  # start order within a task
 
     def running(self, t) -> np.ndarray:
         """Spans of any task that hold time t."""
-        starts = self.start[self._by_start]
+        starts = self._sorted_start
         lo, hi = np.searchsorted(starts, t - self._longest, side="left"), np.searchsorted(starts, t, side="right")
         cand = self._by_start[lo:hi]
         return cand[self.end[cand] >= t]

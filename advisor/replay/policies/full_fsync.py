@@ -191,21 +191,11 @@ def _shared_log(pid, start, think_ns, data_ns, per_extent, inode_slot, txn_ns, c
     commits = 0
     while len(waiting):
         begin = max(waiting[0][0], prev_end)
-        count = 0
-        latest = prev_end
-        while len(waiting) and waiting[0][0] <= begin:
-            r, j = heapq.heappop(waiting)
-            members[count] = j
-            count += 1
-            latest = max(latest, r)
+        count, latest = _join(waiting, begin, members, 0, prev_end)
         if count == 1:
             # A commit alone starts once its fsync has logged its inode (solo_prep).
             begin = max(begin, latest) + solo_prep[commits]
-            while len(waiting) and waiting[0][0] <= begin:
-                r, j = heapq.heappop(waiting)
-                members[count] = j
-                count += 1
-                latest = max(latest, r)
+            count, latest = _join(waiting, begin, members, count, latest)
         if tick > 0 and count > 1:
             k = batch_ticks[commits]
             while True:
@@ -213,11 +203,7 @@ def _shared_log(pid, start, think_ns, data_ns, per_extent, inode_slot, txn_ns, c
                 if later <= begin:
                     break
                 begin = later
-                while len(waiting) and waiting[0][0] <= begin:
-                    r, j = heapq.heappop(waiting)
-                    members[count] = j
-                    count += 1
-                    latest = max(latest, r)
+                count, latest = _join(waiting, begin, members, count, latest)
         done = begin + commit_ns[commits]
         commits += 1
         for m in range(count):
@@ -230,6 +216,18 @@ def _shared_log(pid, start, think_ns, data_ns, per_extent, inode_slot, txn_ns, c
                 heapq.heappush(waiting, (_ready_at(entry[j + 1], j + 1, data_ns, per_extent, inode_slot, txn_ns, txn_of, extents), j + 1))
         prev_end = done
     return cost, busy, commits
+
+
+@numba.njit(cache=True)
+def _join(waiting, begin, members, count, latest):
+    """Pop every task ready by `begin` into the commit's members; the new member count
+    and the latest ready time among them."""
+    while len(waiting) and waiting[0][0] <= begin:
+        r, j = heapq.heappop(waiting)
+        members[count] = j
+        count += 1
+        latest = max(latest, r)
+    return count, latest
 
 
 @numba.njit(cache=True)

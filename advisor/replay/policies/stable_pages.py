@@ -91,10 +91,13 @@ def _waits(ev_ts, ev_inode, ev_page, ev_writer, ev_recorded_wait, sub_ts, sub_in
     j = 0
     for i in range(len(ev_ts)):
         t = ev_ts[i] + shift[ev_writer[i]]
-        while j < len(sub_ts) and sub_ts[j] + (shift[sub_writer[j]] if sub_writer[j] >= 0 else 0.0) <= t:
+        while j < len(sub_ts):
+            at = sub_ts[j] + (shift[sub_writer[j]] if sub_writer[j] >= 0 else 0.0)  # moved with its task
+            if at > t:
+                break
             # Submit the inode's dirty pages: one FIFO transfer, completion after the latency.
             x = sub_inode[j]
-            start = max(sub_ts[j] + (shift[sub_writer[j]] if sub_writer[j] >= 0 else 0.0), free)
+            start = max(at, free)
             done = start + service_ns[j]
             taken = 0
             if x >= 0:
