@@ -124,6 +124,10 @@ class Workload:
     reservations: MetadataReservations | None = None  # synthetic: replay the reservation loop itself
     reclaim_events: int | None = None  # None: reclaim events not recorded
     log_commits: btrfs_log.LogCommits | None = None  # btrfs log commits the capture shows
+    # btrfs transaction commits (btrfs_transaction_commit fires as one ends) and the ends of
+    # the flusher's writeback works (writeback_written), which bound when a sync's commit began.
+    transaction_commit_ts: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
+    writeback_work_end_ts: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
     dirty_limit_pages: int | None = None
     # Flusher CPU time per inode written (writepages, bio building), without the IO wait.
     inode_writeback_ns: float = 20_000.0
@@ -219,6 +223,7 @@ def from_store(con, source: str, device_override: Device | None = None) -> Workl
     if w.log_commits is not None:
         w.filesystems |= {"btrfs"}
     _writeback(con, present, w)
+    _transaction_commits(con, present, w)
     _folio_bytes(con, present, w)
     _pressure(con, present, w)
     return w
@@ -328,6 +333,24 @@ def _writeback(con, present: Present, w: Workload) -> None:
         w.page_wait_ts, w.page_wait_pid = _i64(r["ts"]), _i64(r["pid"])
         w.page_waits = len(w.page_wait_ts)
         _stable_writes(w)
+
+
+def _transaction_commits(con, present: Present, w: Workload) -> None:
+    """What the sync model takes from a btrfs capture besides the flusher's pass: the
+    commit that ends each sync (policies/sync_flusher.py) and the tree blocks' own rate."""
+    for name, attr in (("btrfs_transaction_commit", "transaction_commit_ts"), ("writeback_written", "writeback_work_end_ts")):
+        t = _first(present, (name,))
+        if t:
+            setattr(w, attr, _i64(con.execute(f"SELECT ts FROM {ident(t)} ORDER BY ts").fetchnumpy()["ts"]))
+    if "btrfs" not in (w.filesystems or ()) or not len(w.op("sync")):
+        return
+    w.assumptions.append(
+        f"the btrfs transaction commit ending a sync is replayed as recorded ({len(w.transaction_commit_ts)} btrfs_transaction_commit "
+        "in the capture): the sync policies change the flusher's pass, not the commit" if len(w.transaction_commit_ts) else
+        "no btrfs_transaction_commit recorded: the replayed sync leaves out the transaction commit that ends it")
+    if w.device.metadata_bandwidth:
+        w.assumptions.append(f"btrfs tree blocks written at {w.device.metadata_bandwidth / 1e6:.0f} MB/s, the rate of the capture's "
+                             "metadata requests (RWBS M) over their own busy time")
 
 
 # Flusher CPU per inode: consecutive writeback_single_inode events of one flusher thread

@@ -41,17 +41,6 @@ def close(predicted: float, observed: float) -> bool:
     return abs(predicted - observed) <= TOLERANCE * abs(observed)
 
 
-def xfail(reason: str):
-    return pytest.mark.xfail(strict=True, reason=reason)
-
-
-UNTAR_SYNC_BANDWIDTH = xfail(
-    "the device model has one bandwidth, the capture's bytes over its busy time: 105.8 MB/s on the untar capture, whose "
-    "15,393 write requests are mostly <=16 KiB files at ~1.3-1.5 ms each. During the final sync the device moved its "
-    "44.5 MB (metadata: the transaction commit) in 32 bursts at 554 MB/s over 80 ms of busy time, idle for the other "
-    "67 ms. The sync's inodes (20,000 vs 20,001) and bytes (44.5 MB) come out right; its time (0.44 s vs 0.147 s) is "
-    "the transfer at the fitted bandwidth")
-
 # Every (sample, metric) where the capture shows what the replay predicts: the rule
 # measures it (advisor analyze), and the replay's own-kernel policy models it.
 FIDELITY = [
@@ -60,7 +49,7 @@ FIDELITY = [
     ("tracefs-ext4.dat", "sync-flusher-stall", "sync_seconds"),
     ("blk-ext4-fsync.dat", "sync-flusher-stall", "sync_seconds"),
     ("untar-btrfs-v7-zstd.dat", "sync-flusher-stall", "inodes_written_during_sync"),
-    pytest.param("untar-btrfs-v7-zstd.dat", "sync-flusher-stall", "sync_seconds", marks=UNTAR_SYNC_BANDWIDTH),
+    ("untar-btrfs-v7-zstd.dat", "sync-flusher-stall", "sync_seconds"),
     ("snapshot-btrfs-v7-none.dat", "btrfs-snapshot-livelock", "snapshot_seconds"),
     ("snapshot-btrfs-v7-none.dat", "btrfs-snapshot-livelock", "written_during_snapshot_bytes"),
     ("stable-pages-ext4-v7-zstd.dat", "stable-page-wait", "write_stall_p50_ms"),
@@ -103,6 +92,31 @@ def test_before_the_fix_is_worse_in_the_seeds_direction():
     untagged, tagged = other(snap, "btrfs-snapshot-livelock"), own(snap, "btrfs-snapshot-livelock")
     assert untagged["written_dirtied_after_start_bytes"] > 0 == tagged["written_dirtied_after_start_bytes"]
     assert untagged["snapshot_seconds"] >= tagged["snapshot_seconds"]
+
+
+# The untar's sync: the flusher's last writeback work ends, then ->sync_fs commits the
+# transaction (btrfs_transaction_commit fires as the commit ends), then sync(2) returns.
+_UNTAR_COMMIT_SQL = """
+WITH s AS (SELECT min(ts) AS t0, (SELECT max(ts) FROM sys_exit_sync) AS t1 FROM sys_enter_sync),
+     c AS (SELECT max(ts) AS c FROM btrfs_transaction_commit, s WHERE ts > t0 AND ts <= t1)
+SELECT c - (SELECT max(ts) FROM writeback_written, s WHERE ts >= t0 AND ts < c) FROM c
+"""
+
+
+def test_btrfs_sync_replays_the_recorded_commit_under_both_policies():
+    r = run_cli("sql", str(SAMPLES / "untar-btrfs-v7-zstd.dat"), _UNTAR_COMMIT_SQL, "--format", "json")
+    assert r.code == 0, r.err
+    [row] = json.loads(r.out)
+    recorded = list(row.values())[0] / 1e9
+    doc = replay("untar-btrfs-v7-zstd.dat", "--problem", "sync-flusher-stall")
+    for metrics in (own(doc, "sync-flusher-stall"), other(doc, "sync-flusher-stall")):
+        assert metrics["transaction_commit_seconds"] == pytest.approx(recorded, abs=1e-6)
+        assert metrics["sync_seconds"] > metrics["transaction_commit_seconds"]
+    device = doc["workload"]["device"]
+    # The tree blocks' own rate, not the overall one the small data writes set.
+    assert device["metadata_bandwidth_mb_s"] > 3 * device["bandwidth_mb_s"]
+    # The XFS capture has no btrfs transaction commit: nothing is replayed as recorded there.
+    assert "transaction_commit_seconds" not in own(replay("sync-xfs-v6.dat", "--problem", "sync-flusher-stall"), "sync-flusher-stall")
 
 
 def test_stable_pages_policy_follows_the_device():

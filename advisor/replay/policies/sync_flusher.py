@@ -23,6 +23,17 @@ requests in flight, between bursts of writeback_single_inode). While the flusher
 reach the dirty limit stall: their stall is the part of the sync after the dirty count,
 growing at the writers' recorded rate, would have reached the limit. Each inode also
 carries the metadata bytes per inode the capture's block events show (RWBS 'M').
+
+On btrfs those metadata bytes are the btree inode's pages (tree blocks), which the flusher
+writes in the same pass (btree_writepages) as requests of their own: they go at the rate
+the capture's metadata requests ran (device.metadata_bandwidth). ext4's and XFS's metadata
+goes out through the journal/log at their commits, whose rate is set by the cache flushes
+each commit waits for (blk-ext4-fsync: 10.7 MB/s), not by transfer, so there it stays
+at the device's overall rate. sync(2) then calls ->sync_fs: on btrfs a transaction commit
+(btrfs_commit_transaction: delayed items and refs, the remaining tree blocks, the
+superblock with its cache flushes). The two policies differ only in the flusher's pass, so
+the commit is replayed as the capture recorded it (`_recorded_commit_ns`); a btrfs
+capture without btrfs_transaction_commit gets none, and its assumptions say so.
 """
 
 from __future__ import annotations
@@ -46,7 +57,7 @@ def _simulate(w: Workload, policy: Policy) -> dict:
     t0 = int(ops.start[i])
     keys = dirty_at(w, t0)
     inodes = dirty_inodes_at(w, t0)
-    if w.metadata_bytes_per_inode and w.filesystems and "btrfs" in w.filesystems:
+    if w.metadata_bytes_per_inode and _is_btrfs(w):
         # btrfs's metadata blocks are the btree inode's pages: the metadata bytes per
         # inode written (below) are those writes, so the btree inode is not counted twice.
         inodes = inodes[inodes != BTRFS_BTREE_INODE]
@@ -54,28 +65,50 @@ def _simulate(w: Workload, policy: Policy) -> dict:
     pages = np.zeros(len(inodes))
     with_pages, counts = np.unique(keys >> 32, return_counts=True)
     pages[np.searchsorted(inodes, with_pages)] = counts  # an inode with dirty pages is on the lists
-    nbytes = pages * w.folio_bytes
-    # Each inode also costs the filesystem metadata writes (log, inode clusters).
-    nbytes = nbytes + w.metadata_bytes_per_inode
+    # Each inode also costs the filesystem metadata writes (log, inode clusters, tree blocks).
+    nbytes = pages * w.folio_bytes + w.metadata_bytes_per_inode
     total = float(nbytes.sum())
+    # Which part goes at the metadata rate: btrfs's tree blocks only (module docstring).
+    metadata = w.metadata_bytes_per_inode * len(inodes) if _is_btrfs(w) else 0.0
     dev, cpu = w.device, w.inode_writeback_ns * len(inodes)
     if not len(inodes):
         dur = flusher_waiting = 0.0
     elif policy.fixed:
         merged = int(requests_for(total))
-        dur = cpu + dev.batch_ns(merged, total)
+        dur = cpu + dev.batch_ns(merged, total - metadata, metadata)
         flusher_waiting = 0.0
     else:
         per_inode = int(requests_for(nbytes).sum())
-        dur = cpu + dev.serial_ns(per_inode, total)
+        dur = cpu + dev.serial_ns(per_inode, total - metadata, metadata)
         flusher_waiting = dur
-    return {
-        "sync_seconds": seconds(dur),
+    commit = _recorded_commit_ns(w, t0, int(ops.end[i]) if ops.end[i] >= 0 else w.end_ts)
+    metrics = {
+        "sync_seconds": seconds(dur + commit),
         "inodes_written_during_sync": int(len(inodes)),
-        "sync_written_bytes": int(nbytes.sum()),
+        "sync_written_bytes": int(total),
         "flusher_waiting_seconds": seconds(flusher_waiting),
         "writer_stall_seconds": seconds(_writer_stall(w, t0, len(keys), flusher_waiting)),
     }
+    if commit:
+        metrics["transaction_commit_seconds"] = seconds(commit)
+    return metrics
+
+
+def _is_btrfs(w: Workload) -> bool:
+    return bool(w.filesystems and "btrfs" in w.filesystems)
+
+
+def _recorded_commit_ns(w: Workload, t0: int, t1: int) -> float:
+    """The btrfs transaction commit that ended this sync, as recorded. sync_inodes_sb waits
+    for the flusher's WB_SYNC_ALL work before ->sync_fs starts the commit, so the commit
+    began after the flusher's last writeback work ending before it (writeback_written);
+    btrfs_transaction_commit fires as the commit ends. 0 without such a commit."""
+    commits = w.transaction_commit_ts[(w.transaction_commit_ts > t0) & (w.transaction_commit_ts <= t1)]
+    if not len(commits):
+        return 0.0
+    end = int(commits[-1])
+    works = w.writeback_work_end_ts[(w.writeback_work_end_ts >= t0) & (w.writeback_work_end_ts < end)]
+    return float(end - (int(works[-1]) if len(works) else t0))
 
 
 def _writer_stall(w: Workload, t0: int, dirty_pages: int, blocked_ns: float) -> float:
