@@ -4,7 +4,6 @@ For notebooks and scripts: `advisor.open(path)` → `advisor.Capture` (see advis
 """
 
 
-
 def _version() -> str:
     from importlib.metadata import PackageNotFoundError, version
 

@@ -84,9 +84,13 @@ def observe(con, tables: tuple[str, str], fsync_pid: np.ndarray, fsync_start: np
     """The log commits of a capture with block requests (`tables`: the quoted
     block_rq_issue and block_rq_complete tables) and fsync spans, or None when it shows
     none (not btrfs, or no superblock write inside an fsync)."""
-    issue = con.execute(f"SELECT ts, pid, sector, nr_sector, rwbs LIKE '%M%' AS meta FROM {tables[0]} "
-                        "WHERE rwbs LIKE '%W%' AND nr_sector > 0 ORDER BY ts").fetchnumpy()
-    done = con.execute(f"SELECT ts, sector FROM {tables[1]} WHERE rwbs LIKE '%W%' AND nr_sector > 0 ORDER BY ts").fetchnumpy()
+    # Each write request with its completion: the first of its sector at or after it (its
+    # issue time when the capture has none), as the device model pairs them.
+    issue = con.execute(
+        f"WITH i AS (SELECT ts, pid, dev, sector, nr_sector, rwbs FROM {tables[0]} WHERE rwbs LIKE '%W%' AND nr_sector > 0), "
+        f"c AS (SELECT ts, dev, sector FROM {tables[1]} WHERE rwbs LIKE '%W%' AND nr_sector > 0) "
+        "SELECT i.ts, i.pid, i.sector, i.nr_sector, i.rwbs LIKE '%M%' AS meta, coalesce(c.ts, i.ts) AS done "
+        "FROM i ASOF LEFT JOIN c ON c.dev = i.dev AND c.sector = i.sector AND c.ts >= i.ts ORDER BY i.ts").fetchnumpy()
     ts, pid = np.asarray(issue["ts"], np.int64), np.asarray(issue["pid"], np.int64)
     sector, nr, meta = np.asarray(issue["sector"], np.int64), np.asarray(issue["nr_sector"], np.int64), np.asarray(issue["meta"], bool)
     ok = fsync_end >= 0
@@ -114,7 +118,7 @@ def observe(con, tables: tuple[str, str], fsync_pid: np.ndarray, fsync_start: np
     if not commits:
         return None
     c = np.array(commits, dtype=np.int64)
-    completed = _completions(ts, sector, np.asarray(done["ts"], np.int64), np.asarray(done["sector"], np.int64))
+    completed = np.asarray(issue["done"], np.int64)
     ready = fstart.copy()
     for i in range(len(fpid)):
         mine = by_pid.between(fpid[i], fstart[i], fend[i])
@@ -147,6 +151,11 @@ def observe(con, tables: tuple[str, str], fsync_pid: np.ndarray, fsync_start: np
     return out
 
 
+def _rows_by_task(pid: np.ndarray) -> dict:
+    """Row numbers of each task, in row order."""
+    return {p: np.flatnonzero(pid == p) for p in np.unique(pid)}
+
+
 class _Spans:
     """Completed fsync spans per task, for 'which span of this task holds time t'."""
 
@@ -156,7 +165,7 @@ class _Spans:
         self._sorted_start = start[self._by_start]
         # The longest span bounds how far back a span running at t can have started.
         self._longest = int((end - start).max()) if len(start) else 0
-        self.index = {p: np.flatnonzero(pid == p) for p in np.unique(pid)}  # start order within a task
+        self.index = _rows_by_task(pid)  # start order within a task
 
     def running(self, t) -> np.ndarray:
         """Spans of any task that hold time t."""
@@ -189,7 +198,7 @@ class _ByPid:
 
     def __init__(self, pid, ts):
         self.ts = ts
-        self.index = {p: np.flatnonzero(pid == p) for p in np.unique(pid)}
+        self.index = _rows_by_task(pid)
 
     def between(self, p, t0, t1) -> np.ndarray:
         mine = self.index.get(p)
@@ -199,29 +208,15 @@ class _ByPid:
         return mine[np.searchsorted(mine_ts, t0, side="left"):np.searchsorted(mine_ts, t1, side="right")]
 
 
-def _completions(ts, sector, done_ts, done_sector) -> np.ndarray:
-    """Each issued request's completion: the first completion of its sector at or after it
-    (its issue time when the capture has none)."""
-    n = len(ts)
-    all_sector = np.concatenate((sector, done_sector))
-    all_ts = np.concatenate((ts, done_ts))
-    kind = np.concatenate((np.zeros(n, np.int8), np.ones(len(done_ts), np.int8)))  # issue before completion on a tie
-    order = np.lexsort((kind, all_ts, all_sector))
-    is_done = kind[order] == 1
-    done_pos = np.flatnonzero(is_done)
-    out = ts.copy()
-    pos = np.flatnonzero(~is_done)
-    nxt = np.searchsorted(done_pos, pos)
-    found = nxt < len(done_pos)
-    cand = order[done_pos[np.minimum(nxt, len(done_pos) - 1)]]
-    same = found & (all_sector[cand] == all_sector[order[pos]])
-    out[order[pos][same]] = all_ts[cand[same]]
-    return out
+def _phasor(starts: np.ndarray, tick: int) -> complex:
+    """The mean of the starts' positions in the jiffy as unit vectors: its angle is their
+    circular mean offset, its length how concentrated they are (0 for uniform)."""
+    return complex(np.exp(2j * np.pi * (starts % tick) / tick).mean())
 
 
 def _phase(starts: np.ndarray, tick: int) -> float:
     """Where in the jiffy the starts fall: their circular mean offset, in ns."""
-    return float(np.angle(np.exp(2j * np.pi * (starts % tick) / tick).mean()) / (2 * np.pi) * tick % tick)
+    return float(np.angle(_phasor(starts, tick)) / (2 * np.pi) * tick % tick)
 
 
 def _jiffy(starts: np.ndarray) -> int:
@@ -230,11 +225,8 @@ def _jiffy(starts: np.ndarray) -> int:
     aligned one wins (4 ms over 1 ms on a HZ=250 kernel)."""
     if len(starts) < 10:
         return 0
-    best = 0
     for hz in sorted(CONFIG_HZ):  # longest period first
         tick = 1_000_000_000 // hz
-        r = abs(np.exp(2j * np.pi * (starts % tick) / tick).mean())
-        if r >= ALIGNED:
-            best = tick
-            break
-    return best
+        if abs(_phasor(starts, tick)) >= ALIGNED:
+            return tick
+    return 0

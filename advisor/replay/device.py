@@ -84,9 +84,7 @@ class Device:
         samples = self.latency_samples_ns
         if not len(samples):
             return self.latency_ns + nbytes * 1e9 / self.bandwidth
-        n = len(nbytes)
-        q = (np.random.default_rng(seed).permutation(n) + 0.5) / n
-        drawn = np.quantile(samples, q, method="inverted_cdf")
+        drawn = permuted_quantiles(samples, len(nbytes), seed)
         extra = np.maximum(0.0, nbytes - self.median_request_bytes) * 1e9 / self.bandwidth
         return drawn + extra
 
@@ -101,6 +99,14 @@ class Device:
             "stable_writes": self.stable_writes,
             "source": self.source,
         }
+
+
+def permuted_quantiles(samples: np.ndarray, n: int, seed: int) -> np.ndarray:
+    """n draws from the samples: their n evenly spaced quantiles (sample values, not
+    interpolated) in a fixed random order, so the draws span the whole distribution,
+    its extremes included, and the same seed gives the same order."""
+    q = (np.random.default_rng(seed).permutation(n) + 0.5) / max(1, n)
+    return np.quantile(samples, q, method="inverted_cdf")
 
 
 def preset(name: str, **overrides) -> Device:

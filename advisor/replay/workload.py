@@ -125,7 +125,8 @@ class Workload:
     reclaim_events: int | None = None  # None: reclaim events not recorded
     log_commits: btrfs_log.LogCommits | None = None  # btrfs log commits the capture shows
     # btrfs transaction commits (btrfs_transaction_commit fires as one ends) and the ends of
-    # the flusher's writeback works (writeback_written), which bound when a sync's commit began.
+    # the flusher's writeback works (writeback_written), which bound when a sync's commit
+    # began: read only for a btrfs capture with a sync.
     transaction_commit_ts: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
     writeback_work_end_ts: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
     dirty_limit_pages: int | None = None
@@ -148,6 +149,10 @@ class Workload:
 
     def op(self, kind: str) -> Ops:
         return self.ops.get(kind) or Ops.empty()
+
+    def records(self, filesystem: str) -> bool:
+        """Did the capture record this filesystem's events (never, for a synthetic workload)."""
+        return filesystem in (self.filesystems or ())
 
     def summary(self) -> dict:
         return {
@@ -338,12 +343,12 @@ def _writeback(con, present: Present, w: Workload) -> None:
 def _transaction_commits(con, present: Present, w: Workload) -> None:
     """What the sync model takes from a btrfs capture besides the flusher's pass: the
     commit that ends each sync (policies/sync_flusher.py) and the tree blocks' own rate."""
+    if not w.records("btrfs") or not len(w.op("sync")):
+        return
     for name, attr in (("btrfs_transaction_commit", "transaction_commit_ts"), ("writeback_written", "writeback_work_end_ts")):
         t = _first(present, (name,))
         if t:
             setattr(w, attr, _i64(con.execute(f"SELECT ts FROM {ident(t)} ORDER BY ts").fetchnumpy()["ts"]))
-    if "btrfs" not in (w.filesystems or ()) or not len(w.op("sync")):
-        return
     w.assumptions.append(
         f"the btrfs transaction commit ending a sync is replayed as recorded ({len(w.transaction_commit_ts)} btrfs_transaction_commit "
         "in the capture): the sync policies change the flusher's pass, not the commit" if len(w.transaction_commit_ts) else

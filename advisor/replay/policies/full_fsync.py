@@ -47,6 +47,7 @@ import heapq
 import numba
 import numpy as np
 
+from advisor.replay.device import permuted_quantiles
 from advisor.replay.policies.base import Policy, ProblemModel, ms
 from advisor.replay.workload import Workload
 
@@ -117,20 +118,17 @@ def _simulate(w: Workload, policy: Policy) -> dict:
 def _log_commit_draws(w: Workload, n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
     """Up to n log commits' lengths, batching jiffies and lone commits' preparation, and
     the jiffy (0: no batching): the capture's own, in a fixed permutation of their
-    quantiles (sample values, as the device model draws them), else the device's."""
-    def q(seed: int) -> np.ndarray:
-        # One fixed permutation per quantity: drawn with one, a commit's length, its
-        # batching and its preparation would be rank-correlated, all slow together.
-        return (np.random.default_rng(seed).permutation(n) + 0.5) / max(1, n)
-
+    quantiles (sample values, as the device model draws them), else the device's. Each
+    quantity has its own permutation (seed): drawn with one, a commit's length, its
+    batching and its preparation would be rank-correlated, all slow together."""
     seen = w.log_commits
     if seen is None:
         dev = w.device
         # The log tree write and the superblock write, each flushing the device cache.
         return np.full(n, float(2 * max(dev.latency_ns, dev.flush_ns))), np.zeros(n, np.int64), np.zeros(n), 0
-    ticks = np.quantile(seen.batch_ticks, q(3), method="inverted_cdf").astype(np.int64) if seen.tick_ns else np.zeros(n, np.int64)
-    prep = np.quantile(seen.solo_prep_ns, q(4), method="inverted_cdf").astype(np.float64) if len(seen.solo_prep_ns) else np.zeros(n)
-    return np.quantile(seen.commit_ns, q(2), method="inverted_cdf").astype(np.float64), ticks, prep, int(seen.tick_ns)
+    ticks = permuted_quantiles(seen.batch_ticks, n, 3).astype(np.int64) if seen.tick_ns else np.zeros(n, np.int64)
+    prep = permuted_quantiles(seen.solo_prep_ns, n, 4).astype(np.float64) if len(seen.solo_prep_ns) else np.zeros(n)
+    return permuted_quantiles(seen.commit_ns, n, 2).astype(np.float64), ticks, prep, int(seen.tick_ns)
 
 
 def _data_since_previous(w: Workload, start: np.ndarray, ino: np.ndarray) -> np.ndarray:

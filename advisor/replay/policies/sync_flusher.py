@@ -57,7 +57,7 @@ def _simulate(w: Workload, policy: Policy) -> dict:
     t0 = int(ops.start[i])
     keys = dirty_at(w, t0)
     inodes = dirty_inodes_at(w, t0)
-    if w.metadata_bytes_per_inode and _is_btrfs(w):
+    if w.metadata_bytes_per_inode and w.records("btrfs"):
         # btrfs's metadata blocks are the btree inode's pages: the metadata bytes per
         # inode written (below) are those writes, so the btree inode is not counted twice.
         inodes = inodes[inodes != BTRFS_BTREE_INODE]
@@ -69,7 +69,7 @@ def _simulate(w: Workload, policy: Policy) -> dict:
     nbytes = pages * w.folio_bytes + w.metadata_bytes_per_inode
     total = float(nbytes.sum())
     # Which part goes at the metadata rate: btrfs's tree blocks only (module docstring).
-    metadata = w.metadata_bytes_per_inode * len(inodes) if _is_btrfs(w) else 0.0
+    metadata = w.metadata_bytes_per_inode * len(inodes) if w.records("btrfs") else 0.0
     dev, cpu = w.device, w.inode_writeback_ns * len(inodes)
     if not len(inodes):
         dur = flusher_waiting = 0.0
@@ -92,10 +92,6 @@ def _simulate(w: Workload, policy: Policy) -> dict:
     if commit:
         metrics["transaction_commit_seconds"] = seconds(commit)
     return metrics
-
-
-def _is_btrfs(w: Workload) -> bool:
-    return bool(w.filesystems and "btrfs" in w.filesystems)
 
 
 def _recorded_commit_ns(w: Workload, t0: int, t1: int) -> float:
