@@ -819,6 +819,8 @@ def main():
               file=sys.stderr)
     entries.extend(blk_entries())
     entries.extend(stream_entries())
+    from realscale_manifest import entries as realscale_entries  # captures 18-24
+    entries.extend(realscale_entries())
     (ROOT / "manifest.json").write_text(json.dumps(entries, indent=1) + "\n")
 
 
