@@ -1,6 +1,7 @@
 # Writeback Advisor: set-up, demo and tests.
 #   make demo   install everything (apt packages, Python venv, Rust build) and run on samples
-#   make test   the Rust and Python test suites (parity against the real trace-cmd, blkparse, btt)
+#   make test   the Rust and Python test suites (parity against the real trace-cmd, blkparse, btt),
+#               then the CLI tests against the package installed from a fresh clone
 #   make fuzz-short  each parser's fuzz target for 60 s, one at a time (nightly Rust, cargo-fuzz)
 SHELL := /bin/bash
 PY := .venv/bin/python
@@ -11,7 +12,7 @@ ANALYZE_SAMPLE := sample_traces/stable-pages-ext4-v7-zstd.dat
 APT_PACKAGES := trace-cmd blktrace zstd chromium
 STAMP := .venv/.installed
 
-.PHONY: install demo test test-rust test-python fuzz-short bench clean
+.PHONY: install demo test test-rust test-python test-installed fuzz-short bench clean
 
 $(STAMP): pyproject.toml parsers/Cargo.toml parsers/Cargo.lock $(shell find parsers/src -name '*.rs')
 	@# "dpkg -s" succeeds for a removed package whose config files remain, so ask for "installed".
@@ -41,7 +42,12 @@ test-rust:
 test-python: install
 	$(PY) -m pytest -q; rc=$$?; if [ $$rc -eq 5 ]; then echo "no tests collected"; rc=0; fi; exit $$rc
 
-test: install test-rust test-python
+# The package as users install it: pip install of a fresh clone into a new venv, the CLI
+# tests run against that command from outside the source tree.
+test-installed: install
+	tests/packaging/run.sh
+
+test: install test-rust test-python test-installed
 
 # Skips with a message when nightly Rust is missing; installs cargo-fuzz if needed.
 fuzz-short:

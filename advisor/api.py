@@ -21,10 +21,10 @@ from advisor.analyze import diagnose
 from advisor.errors import QueryError, TraceIOError, UsageError
 from advisor.kernel import parse_release
 from advisor.report import build
-from advisor.report.compose import replay_doc
 from advisor.rules import load_rules
 from advisor.store import open_store, store_for
 from advisor.store.cache import is_store
+from advisor.views import attach
 
 
 class Capture:
@@ -33,8 +33,11 @@ class Capture:
     def __init__(self, store: Path, label: str):
         self.store = store
         self.label = label
-        #: The DuckDB connection: every table and view of the data contract (README, DESIGN.md).
+        #: The DuckDB connection: every table and view of the data contract (README, DESIGN.md),
+        #: the domain views included (sync_ops, fsync_ops, dirtying, reclaim, ...).
         self.con = open_store(store)
+        #: What each domain view is built from in this capture, and what it cannot show.
+        self.views = attach(self.con)
 
     def __enter__(self) -> "Capture":
         return self
@@ -52,7 +55,7 @@ class Capture:
     def tables(self) -> list[str]:
         """Names of the queryable tables and views (event tables with rows, and the rest)."""
         rows = self.con.execute(
-            "SELECT table_name FROM information_schema.tables WHERE table_schema = 'main' ORDER BY table_name"
+            "SELECT table_name FROM information_schema.tables WHERE table_schema IN ('main', 'temp') ORDER BY table_name"
         ).fetchall()
         return [r[0] for r in rows]
 
@@ -80,15 +83,11 @@ class Capture:
         "PROBLEM=POLICY[,POLICY]"."""
         problems = [problem] if isinstance(problem, str) else problem
         policies = [policy] if isinstance(policy, str) else policy
-        if policies:
-            from advisor.replay import engine  # numba (LLVM): loaded only when a replay runs
-            from advisor.replay.workload import from_store
+        from advisor.analyze import replay as engine  # numba (LLVM): loaded only when a replay runs
 
-            workload = from_store(self.con, self.label)
-            return engine.replay(workload, engine.select(problems, policies), kernel)
-        doc, why_not = replay_doc(self.con, self.label, problems, kernel)
+        doc = engine.replay_store(self.con, self.label, problems, policies, kernel)
         if doc is None:
-            raise UsageError(f"{self.label}: {why_not}")
+            raise UsageError(f"{self.label}: no page-dirtying events (writeback:writeback_dirty_folio/_page) to replay")
         return doc
 
     def report(self, path: str | PathLike, kernel: str | None = None) -> Path:

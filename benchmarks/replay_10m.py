@@ -35,8 +35,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from common import machine  # noqa: E402
 
-from advisor.replay import device, engine, pages  # noqa: E402
-from advisor.replay.policies import MODELS  # noqa: E402
+from advisor.analyze import replay as engine  # noqa: E402
+from advisor.replay import device, pages  # noqa: E402
+from advisor.analyze.replay import MODELS  # noqa: E402
 from advisor.replay.workload import FlushRequests, Ops, Workload  # noqa: E402
 
 TARGET_S = 30.0

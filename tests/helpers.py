@@ -15,9 +15,16 @@ class Run:
     err: str
 
 
+def command() -> list[str]:
+    """The advisor the CLI tests run: the installed command when $ADVISOR_INSTALLED names
+    one (tests/packaging/run.sh), else this checkout's package."""
+    installed = os.environ.get("ADVISOR_INSTALLED")
+    return [installed] if installed else [sys.executable, "-m", "advisor"]
+
+
 def advisor(*args: str, stdin: str | None = None, env: dict | None = None) -> Run:
     p = subprocess.run(
-        [sys.executable, "-m", "advisor", *args],
+        [*command(), *args],
         input=stdin,
         capture_output=True,
         text=True,

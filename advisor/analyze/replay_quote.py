@@ -4,7 +4,6 @@ problem's policy model predicts for this capture's workload, before and after th
 
 from __future__ import annotations
 
-from advisor.replay.workload import from_store
 from advisor.rules import Rule
 from advisor.rules.loader import RuleFileError
 
@@ -22,7 +21,8 @@ def quote_replays(con, label: str, doc: dict, rules: list[Rule], replayed: dict 
     if not wanted:
         return
     # The engine pulls in numba (LLVM, ~60 MB): loaded only when a finding is quoted.
-    from advisor.replay.policies import MODELS
+    from advisor.analyze import replay as engine
+    from advisor.analyze.replay import MODELS
 
     wanted = [f for f in wanted if f["rule"] in MODELS]
     problems = [f["rule"] for f in wanted]
@@ -44,8 +44,16 @@ def quote_replays(con, label: str, doc: dict, rules: list[Rule], replayed: dict 
                        "before": values["before"], "after": values["after"], "own_kernel_fixed": own,
                        "device": result["workload"]["device"]["source"],
                        "assumptions": result["workload"]["assumptions"]}
+        own_row = next((r for r in rows if r["own_kernel"]), None)
+        errors = (own_row or {}).get("own_kernel_error", {})
+        f["replay"]["own_kernel_error"] = errors
         if values["before"] is not None and values["after"] is not None:
             f["message"] += " " + _sentence(by_id[f["rule"]], values)
+            off = {m: e for m, e in errors.items() if abs(e["error"]) > engine.FIDELITY_TOLERANCE}
+            if off:
+                f["message"] += (" Caution: replayed under this kernel's own policy, the model misses what the capture shows ("
+                                 + "; ".join(f"{m} {e['predicted']:.4g} vs {e['observed']:.4g}, {e['error']:+.0%}" for m, e in off.items())
+                                 + "), so these figures are rough estimates.")
 
 
 def _covers(replayed: dict, problems: list[str]) -> bool:
@@ -55,12 +63,9 @@ def _covers(replayed: dict, problems: list[str]) -> bool:
 
 def _replay(con, label: str, problems: list[str], doc: dict) -> dict | None:
     """The quoted problems' replay, or None when there is nothing to replay."""
-    from advisor.replay import engine
+    from advisor.analyze import replay as engine
 
-    workload = from_store(con, label) if problems else None
-    if workload is None or not len(workload.dirty_ts):
-        return None
-    return engine.replay(workload, engine.select(problems, None), doc["kernel"]["release"])
+    return engine.replay_store(con, label, problems, None, doc["kernel"]["release"]) if problems else None
 
 
 def _sentence(rule: Rule, values: dict) -> str:

@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import shlex
 from pathlib import Path
-
 from typing import TYPE_CHECKING
+
+from advisor.views import RECORD_BUFFER_KB
 
 if TYPE_CHECKING:
     from advisor.rules.model import Rule
@@ -21,7 +22,7 @@ TRACEFS_ROOTS = (Path("/sys/kernel/tracing"), Path("/sys/kernel/debug/tracing"))
 # must absorb only the bursts between reads: page-granular writeback events arrive at
 # ~1-3 M/s under a fast writer (about 40-60 bytes each), so 64 MiB covers tens of
 # seconds of a reader falling behind. Lost events are still reported by `advisor ingest`.
-DEFAULT_BUFFER_KB = 65536
+DEFAULT_BUFFER_KB = RECORD_BUFFER_KB
 # blktrace: 512 KiB sub-buffers x 16 per CPU, for the same reason (default 512 KiB x 4 drops under load).
 BLKTRACE_BUFFER_ARGS = ("-b", "512", "-n", "16")
 
@@ -45,18 +46,14 @@ def available_events(root: Path | None = None) -> set[str] | None:
 
 
 def event_args(rules: list[Rule], available: set[str] | None = None) -> list[tuple[str, str | None]]:
-    """(system:event, filter) pairs, each event once, in rule order."""
+    """(system:event, filter) pairs, each event once, in rule order: the events that fill
+    the views the rules read (advisor.views), under the names this kernel has."""
+    from advisor.views import record_events  # noqa: PLC0415 - views import the store
+
     out: dict[str, str | None] = {}
     for rule in rules:
-        for role in rule.events:
-            names = [n for n in role.names if available is None or n in available] or [role.names[0]]
-            out.setdefault(names[0], role.filter)
-        for span in rule.spans:
-            for sc in span.syscalls:
-                for side in ("enter", "exit"):
-                    name = f"syscalls:sys_{side}_{sc}"
-                    if available is None or name in available:
-                        out.setdefault(name, span.capture_filter if side == "enter" else None)
+        for name in record_events(list(rule.needs), available):
+            out.setdefault(name, None)
     return list(out.items())
 
 

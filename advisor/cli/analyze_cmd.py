@@ -33,7 +33,7 @@ def analyze(
     # Loaded here, not at start-up: every other command starts faster without them.
     from advisor.analyze import diagnose  # noqa: PLC0415
     from advisor.analyze.document import worst  # noqa: PLC0415
-    from advisor.analyze.report import render  # noqa: PLC0415
+    from advisor.cli.analyze_view import render  # noqa: PLC0415
     from advisor.cli.sql_cmd import resolve_stores  # noqa: PLC0415
     from advisor.kernel import parse_release  # noqa: PLC0415
     from advisor.rules import SEVERITY, load_rules  # noqa: PLC0415

@@ -4,16 +4,13 @@ or with a synthetic one described on the command line."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, List, Optional
+from typing import List, Optional
 
 import typer
 from rich.table import Table
 
-from advisor.cli.console import err, print_json
+from advisor.cli.console import err, print_json, warn
 from advisor.errors import TraceFormatError, UsageError
-
-if TYPE_CHECKING:
-    from advisor.replay.workload import Workload
 
 
 def replay(
@@ -26,7 +23,7 @@ def replay(
     json_out: bool = typer.Option(False, "--json", help="{workload, observed, results} as JSON on stdout."),
 ) -> None:
     """Replay the capture's page dirtying under each problem's kernel policies, side by side
-    with what the capture shows; or replay a synthetic workload (the seeds' benchmarks).
+    with what the capture shows; or replay a synthetic workload (the fixes' published benchmarks).
 
     Examples:
       advisor replay sample_traces/sync-xfs-v6.dat --problem sync-flusher-stall
@@ -37,51 +34,54 @@ def replay(
         _print_workloads(json_out)
         return
     # The engine pulls in numba (LLVM, ~100 MB): only the commands that replay load it.
-    from advisor.replay import engine
-    from advisor.replay.report import render
+    from advisor.analyze import replay as engine
+    from advisor.cli.replay_view import render
 
-    selection = engine.select(list(problem) if problem else None, list(policy) if policy else None)
-    doc = engine.replay(_workload(traces or [], workload), selection, kernel)
+    problems, policies = list(problem) if problem else None, list(policy) if policy else None
+    doc = _replay(engine, traces or [], workload, problems, policies, kernel)
+    for w in doc["warnings"]:
+        warn(w)
     if json_out:
         print_json(doc)
     else:
         render(doc)
 
 
-def _workload(traces: list[Path], description: str | None) -> Workload:
+def _replay(engine, traces: list[Path], description: str | None, problems, policies, kernel) -> dict:
     # Loaded when replaying, not at the CLI's start (numpy, the workload SQL, the store).
     from advisor.cli.sql_cmd import resolve_stores  # noqa: PLC0415
-    from advisor.replay import synthetic  # noqa: PLC0415
-    from advisor.replay.workload import from_store  # noqa: PLC0415
     from advisor.store import open_store  # noqa: PLC0415
 
     if description is not None and traces:
         raise UsageError("give captures or --workload, not both")
     if description is not None:
-        return synthetic.build(description)
+        selection = engine.select(problems, policies)
+        return engine.replay(engine.synthetic(description), selection, kernel)
     if not traces:
         raise UsageError("nothing to replay: give captures, or --workload NAME (see --list-workloads)")
     store = resolve_stores(traces)
     label = str(traces[0]) if len(traces) == 1 else f"{len(traces)} inputs"
     with open_store(store) as con:
-        w = from_store(con, label)
-    if not len(w.dirty_ts):
+        doc = engine.replay_store(con, label, problems, policies, kernel)
+    if doc is None:
         raise TraceFormatError(f"{label}: no page-dirtying events (writeback:writeback_dirty_folio/_page) to replay")
-    return w
+    return doc
 
 
 def _print_workloads(json_out: bool) -> None:
-    from advisor.replay import synthetic  # noqa: PLC0415
+    from advisor import problems  # noqa: PLC0415
+    from advisor.replay.synthetic import params_of  # noqa: PLC0415
 
+    workloads = problems.synthetic_workloads()
     if json_out:
         print_json({name: {"summary": spec.SUMMARY, "params": {k: {"default": p.default, "kind": p.kind, "help": p.help}
-                                                                 for k, p in synthetic.params_of(name).items()}}
-                    for name, spec in synthetic.WORKLOADS.items()})
+                                                                 for k, p in params_of(spec).items()}}
+                    for name, spec in workloads.items()})
         return
-    for name, spec in synthetic.WORKLOADS.items():
+    for name, spec in workloads.items():
         t = Table(title=f"{name}: {spec.SUMMARY}", title_justify="left")
         for col in ("parameter", "default", "kind", "meaning"):
             t.add_column(col)
-        for k, p in synthetic.params_of(name).items():
+        for k, p in params_of(spec).items():
             t.add_row(k, p.default, p.kind, p.help)
         err.print(t)

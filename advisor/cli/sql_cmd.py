@@ -14,6 +14,7 @@ from advisor.cli.repl import Shell, dot_query
 from advisor.cli.results import check_format, run_query, write
 from advisor.errors import UsageError
 from advisor.store import open_store, store_for
+from advisor.views import attach
 from advisor.store.cache import is_store
 
 
@@ -46,6 +47,7 @@ def sql(
     fmt = check_format(fmt)
     store = resolve_stores([trace])
     con = open_store(store)
+    attach(con)  # the domain views (sync_ops, dirtying, reclaim, ...) next to the event tables
     try:
         if query is None and sys.stdin.isatty():
             Shell(con, max_rows).loop()

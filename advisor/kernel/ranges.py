@@ -113,6 +113,21 @@ class AffectedRange:
                 raise ValueError(f"stable fix for {sf.series} does not fit the range {self.introduced_in}..{self.fixed_in}")
             seen.add(sf.series)
 
+    def policy_labels(self) -> tuple[str, str]:
+        """Which kernels run the policy before the fix and which the fixed one, for the
+        replay's columns: ("5.10-rc1 up to 5.11-rc4 (5.10 before 5.10.8)",
+        "5.11-rc4 and later, 5.10.8+")."""
+        stable_before = [f"{sf.series} before {sf.fixed_in}" for sf in self.stable]
+        stable_after = [f"{sf.fixed_in}+" for sf in self.stable]
+        vendor_before = [f"{_VENDOR_NAMES.get(v.vendor, v.vendor)} {v.series} before build {v.fixed_build}" for v in self.vendor]
+        vendor_after = [f"{_VENDOR_NAMES.get(v.vendor, v.vendor)} {v.series} build {v.fixed_build}+" for v in self.vendor]
+        span = f"{self.introduced_in} up to {self.fixed_in}" if self.introduced_in else f"before {self.fixed_in}"
+        before = span + (f" ({', '.join(stable_before + vendor_before)})" if stable_before or vendor_before else "")
+        # Kernels before introduced_in are not listed under either: they ran older code
+        # (pdflush before 2.6.32), which neither model stands for.
+        after = ", ".join([f"{self.fixed_in} and later", *stable_after, *vendor_after])
+        return before, after
+
     def stable_fix(self, series: str) -> StableFix | None:
         return next((sf for sf in self.stable if sf.series == series), None)
 

@@ -80,17 +80,16 @@ class LogCommits:
         return text
 
 
-def observe(con, tables: tuple[str, str], fsync_pid: np.ndarray, fsync_start: np.ndarray, fsync_end: np.ndarray) -> LogCommits | None:
-    """The log commits of a capture with block requests (`tables`: the quoted
-    block_rq_issue and block_rq_complete tables) and fsync spans, or None when it shows
-    none (not btrfs, or no superblock write inside an fsync)."""
-    # Each write request with its completion: the first of its sector at or after it (its
-    # issue time when the capture has none), as the device model pairs them.
+def observe(con, fsync_pid: np.ndarray, fsync_start: np.ndarray, fsync_end: np.ndarray) -> LogCommits | None:
+    """The log commits of a capture with block requests (the block_requests view) and
+    fsync spans, or None when it shows none (not btrfs, or no superblock write inside an
+    fsync)."""
+    # Each write request with its completion (its issue time when the capture has none),
+    # as the device model pairs them.
     issue = con.execute(
-        f"WITH i AS (SELECT ts, pid, dev, sector, nr_sector, rwbs FROM {tables[0]} WHERE rwbs LIKE '%W%' AND nr_sector > 0), "
-        f"c AS (SELECT ts, dev, sector FROM {tables[1]} WHERE rwbs LIKE '%W%' AND nr_sector > 0) "
-        "SELECT i.ts, i.pid, i.sector, i.nr_sector, i.rwbs LIKE '%M%' AS meta, coalesce(c.ts, i.ts) AS done "
-        "FROM i ASOF LEFT JOIN c ON c.dev = i.dev AND c.sector = i.sector AND c.ts >= i.ts ORDER BY i.ts").fetchnumpy()
+        "SELECT issue_ts AS ts, pid, CAST(sector AS BIGINT) AS sector, CAST(bytes AS BIGINT) // 512 AS nr_sector, meta, "
+        "coalesce(complete_ts, issue_ts) AS done FROM block_requests WHERE write AND bytes > 0 AND issue_ts IS NOT NULL "
+        "ORDER BY issue_ts").fetchnumpy()
     ts, pid = np.asarray(issue["ts"], np.int64), np.asarray(issue["pid"], np.int64)
     sector, nr, meta = np.asarray(issue["sector"], np.int64), np.asarray(issue["nr_sector"], np.int64), np.asarray(issue["meta"], bool)
     ok = fsync_end >= 0

@@ -18,7 +18,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from advisor.store import blk_views
+from advisor.replay.drain import busy_ns as _busy_ns
+from advisor.replay.drain import drained_rate
+
 
 # Datasheet-class figures for devices a description can name. They are assumptions,
 # stated wherever they are used; a capture's own block events always take precedence.
@@ -116,47 +118,21 @@ def preset(name: str, **overrides) -> Device:
     return Device(name=name, source=f"preset '{name}' (datasheet-class figures, an assumption)", **figures)
 
 
-_TRACE_REQUESTS = """
-WITH i AS (SELECT ts, dev, sector, nr_sector, rwbs FROM block_rq_issue WHERE rwbs LIKE '%W%' AND nr_sector > 0),
-     c AS (SELECT ts, dev, sector FROM block_rq_complete WHERE rwbs LIKE '%W%')
-SELECT i.ts AS start_ts, c.ts AS end_ts, CAST(i.nr_sector AS BIGINT) * 512 AS bytes, i.rwbs LIKE '%M%' AS meta
-FROM i ASOF JOIN c ON c.dev = i.dev AND c.sector = i.sector AND c.ts >= i.ts
-ORDER BY i.ts
-"""
-_BLKTRACE_REQUESTS = """
-SELECT d_ts AS start_ts, c_ts AS end_ts, CAST(bytes AS BIGINT) AS bytes, rwbs LIKE '%M%' AS meta
-FROM io_requests WHERE write AND d_ts IS NOT NULL AND c_ts IS NOT NULL AND bytes > 0 AND NOT remapper
-ORDER BY d_ts
+_REQUESTS = """
+SELECT issue_ts AS start_ts, complete_ts AS end_ts, CAST(bytes AS BIGINT) AS bytes, meta
+FROM block_requests WHERE write AND issue_ts IS NOT NULL AND complete_ts IS NOT NULL AND bytes > 0
+ORDER BY issue_ts
 """
 
 
-def _has_table(con, name: str) -> bool:
-    return con.execute("SELECT count(*) FROM duckdb_views() WHERE view_name = ?", [name]).fetchone()[0] > 0
-
-
-# The block request fields the fit (and the workload's metadata and folio estimates) read.
-REQUEST_FIELDS = ("dev", "sector", "nr_sector", "rwbs")
-
-
-def table_columns(con, name: str) -> set[str]:
-    return {r[0] for r in con.execute("SELECT column_name FROM duckdb_columns() WHERE table_name = ?", [name]).fetchall()}
-
-
-def _has_request_fields(con, name: str) -> bool:
-    """A text capture keeps only key=value fields as columns; the block events print
-    theirs positionally ("8,0 WS 4096 () 1234 + 8"), so their view has no rwbs/sector."""
-    return _has_table(con, name) and set(REQUEST_FIELDS) <= table_columns(con, name)
-
-
-def fit(con) -> Device | None:
-    """The device as the capture saw it, or None without write requests in the capture
-    (or with block events whose fields the capture did not keep)."""
-    if blk_views.has_blk(con):
-        rows, source = con.execute(_BLKTRACE_REQUESTS).fetchnumpy(), "blktrace D->C"
-    elif _has_request_fields(con, "block_rq_issue") and _has_request_fields(con, "block_rq_complete"):
-        rows, source = con.execute(_TRACE_REQUESTS).fetchnumpy(), "block_rq_issue->block_rq_complete"
-    else:
+def fit(con, views) -> Device | None:
+    """The device as the capture saw it (its block_requests view, advisor.views), or
+    None without write requests in the capture (or with block events whose fields the
+    capture did not keep)."""
+    if not views.met("block_requests"):
         return None
+    rows = con.execute(_REQUESTS).fetchnumpy()
+    source = "blktrace D->C" if views.built["block_requests"].source == "blktrace" else "block_rq_issue->block_rq_complete"
     start, end = np.asarray(rows["start_ts"], dtype=np.int64), np.asarray(rows["end_ts"], dtype=np.int64)
     nbytes = np.asarray(rows["bytes"], dtype=np.float64)
     meta = np.asarray(rows["meta"], dtype=bool)
@@ -167,6 +143,10 @@ def fit(con) -> Device | None:
     lat = end - start
     busy = _busy_ns(start, end)
     bandwidth = nbytes.sum() * 1e9 / busy
+    drain = drained_rate(con, views, start, end, nbytes, meta)
+    if drain is not None and drain[0] < bandwidth:
+        source += f"; data drained at {drain[0] / 1e6:.0f} MB/s while backlogged, from {drain[1]}"
+        bandwidth = drain[0]
     # Little's law over the busy time: the mean number of requests in flight.
     depth = max(1.0, lat.sum() / busy)
     # The fixed cost: the median small request's time, less its transfer. Requests queue
@@ -202,29 +182,9 @@ def _metadata_bandwidth(start: np.ndarray, end: np.ndarray, nbytes: np.ndarray) 
     return float(nbytes.sum() * 1e9 / _busy_ns(start, end))
 
 
-_TRACE_FLUSHES = """
-WITH i AS (SELECT ts, dev, sector FROM block_rq_issue WHERE rwbs LIKE '%F%'),
-     c AS (SELECT ts, dev, sector FROM block_rq_complete WHERE rwbs LIKE '%F%')
-SELECT median(c.ts - i.ts) FROM i ASOF JOIN c ON c.dev = i.dev AND c.ts >= i.ts
-"""
-
-
 def _flush_ns(con) -> int:
     """Median duration of the capture's requests that flush the cache: RWBS 'FF' (an
     empty preflush), a leading F (REQ_PREFLUSH) or a trailing F (FUA), as fsync's log
-    and superblock writes are. A flush is matched to the device's next flush completion,
-    not by sector: an empty flush is issued at sector 0 and completes at (u64)-1."""
-    if not (_has_request_fields(con, "block_rq_issue") and _has_request_fields(con, "block_rq_complete")):
-        return 0
-    v = con.execute(_TRACE_FLUSHES).fetchone()[0]
+    and superblock writes are."""
+    v = con.execute("SELECT median(d2c_ns) FROM block_requests WHERE flush AND d2c_ns IS NOT NULL").fetchone()[0]
     return int(v) if v else 0
-
-
-def _busy_ns(start: np.ndarray, end: np.ndarray) -> float:
-    """Length of the union of [start, end) intervals (start sorted): time with IO in flight."""
-    reach = np.maximum.accumulate(end)
-    # A new busy period starts where a request begins after everything before it ended.
-    gap_before = np.concatenate(([True], start[1:] > reach[:-1]))
-    idx = np.flatnonzero(gap_before)
-    period_end = np.concatenate((reach[idx[1:] - 1], [reach[-1]]))
-    return float((period_end - start[idx]).sum())

@@ -8,7 +8,6 @@ from typing import Callable
 from advisor import __version__
 from advisor.analyze import diagnose
 from advisor.kernel import KernelRelease
-from advisor.replay.workload import from_store
 from advisor.report.charts import Chart, incident_charts
 from advisor.report.page import capture_section, chart_figure, findings_section, h, page, table
 from advisor.report.replay_chart import by_problem, replay_chart
@@ -21,13 +20,12 @@ STEPS = ("replay", "analyze", "incident", "charts", "page")
 
 def replay_doc(con, label: str, problems: list[str] | None, kernel: str | None) -> tuple[dict | None, str | None]:
     """The replay's document, or None and why it could not run."""
-    from advisor.replay import engine  # numba (LLVM): loaded only when a replay runs
+    from advisor.analyze import replay as engine  # numba (LLVM): loaded only when a replay runs
 
-    selection = engine.select(problems, None)
-    workload = from_store(con, label)
-    if not len(workload.dirty_ts):
+    doc = engine.replay_store(con, label, problems, None, kernel)
+    if doc is None:
         return None, "no page-dirtying events (writeback:writeback_dirty_folio/_page) to replay"
-    return engine.replay(workload, selection, kernel), None
+    return doc, None
 
 
 def build(con, label: str, rules: list[Rule], release: KernelRelease | None = None, kernel: str | None = None,
@@ -80,6 +78,8 @@ def _replay_section(rdoc: dict | None, why_not: str | None) -> str:
            f"<p>{wl['dirtying_events']:,} dirtying events over {wl['inodes']:,} inodes in {wl['span_seconds']:.3f} s; "
            f"kernel {h(wl['kernel'] or 'unknown')}; device {dev['bandwidth_mb_s']:,.0f} MB/s, {h(dev['latency_ms'])} ms per request, "
            f"queue depth {h(dev['queue_depth'])} ({h(dev['source'])}).</p>"]
+    if rdoc.get("warnings"):
+        out.append('<ul class="warning">' + "".join(f"<li>{h(w)}</li>" for w in rdoc["warnings"]) + "</ul>")
     if wl["assumptions"]:
         out.append("<details><summary>assumptions</summary><ul>" + "".join(f"<li>{h(a)}</li>" for a in wl["assumptions"]) + "</ul></details>")
     chart = replay_chart(rdoc)
@@ -89,7 +89,11 @@ def _replay_section(rdoc: dict | None, why_not: str | None) -> str:
         observed = rdoc["observed"].get(problem, {})
         names = list(dict.fromkeys(k for r in rows for k in r["metrics"]))
         columns = ["metric", "observed"] + [r["policy"] + (" (this kernel)" if r["own_kernel"] else "") + f" [{r['kernels']}]" for r in rows]
-        out.append(f"<h3>{h(problem)}</h3>" + table(columns, [(n, observed.get(n), *[r["metrics"].get(n) for r in rows]) for n in names], "replay"))
+        errors = next((r.get("own_kernel_error") for r in rows if r.get("own_kernel_error")), None)
+        columns += ["this kernel vs observed"] if errors is not None else []
+        table_rows = [(n, observed.get(n), *[r["metrics"].get(n) for r in rows],
+                       *([f"{errors[n]['error']:+.0%}" if n in errors else None] if errors is not None else [])) for n in names]
+        out.append(f"<h3>{h(problem)}</h3>" + table(columns, table_rows, "replay"))
     for problem, reason in rdoc["not_applicable"].items():
         out.append(f'<p class="not-applicable">{h(problem)}: not replayed — {h(reason)}</p>')
     out.append("</section>")

@@ -105,12 +105,22 @@ def _finding(f: dict) -> str:
     out = [f'<article class="finding verdict-{h(f["verdict"])}" id="finding-{h(f["rule"])}">',
            f'<h3><span class="verdict">{h(f["verdict"])}</span> {h(f["rule"])} — {h(f["title"])}</h3>',
            f"<p>{h(f['message'])}</p>"]
-    if f["metrics"] and f["verdict"] != "insufficient-data":
-        out.append(table(("metric", "value", "unit"), [(n, v, f["metric_units"].get(n, "")) for n, v in f["metrics"].items()], "metrics"))
+    if f["verdict"] == "not-applicable":
+        out.append("</article>")
+        return "".join(out)
+    unmeasured = {u["metric"]: u for u in f["unmeasured"]}
+    if any(v is not None for v in f["metrics"].values()):
+        out.append(table(("metric", "value", "unit"), [(n, "not measurable" if n in unmeasured else v, f["metric_units"].get(n, ""))
+                                                        for n, v in f["metrics"].items()], "metrics"))
+    if unmeasured:
+        items = "".join(f"<li><b>{h(u['metric'])}</b> ({h(u['text'])}): {h(u['why'])}</li>" for u in unmeasured.values())
+        out.append(f'<p class="unmeasured"><b>not measurable from this capture:</b></p><ul class="unmeasured">{items}</ul>'
+                   f'<p class="recommendation"><b>record them with:</b> <code>{h(f["capture_command"])}</code></p>')
     checks = [("signature", c) for c in f["signature"]] + [("pattern", c) for c in f["pattern"]]
-    if checks and f["verdict"] != "insufficient-data":
+    if checks:
         out.append(table(("check", "condition", "value", "holds"),
-                         [(kind, f"{c['metric']} {c['op']} {c['threshold']:g}", c["value"], c["holds"]) for kind, c in checks], "checks"))
+                         [(kind, f"{c['metric']} {c['op']} {c['threshold']:g}", c["value"],
+                           {True: "yes", False: "no", None: "unknown"}[c["holds"]]) for kind, c in checks], "checks"))
     for ev in f["evidence"]:
         if ev["rows"]:
             out.append(f"<h4>{h(ev['title'])}</h4>" + table(ev["columns"], ev["rows"], "evidence"))
@@ -122,7 +132,7 @@ def _finding(f: dict) -> str:
 def _recommendation(f: dict) -> str:
     r = f["recommendation"]
     if f["verdict"] == "insufficient-data":
-        return f'<p class="recommendation"><b>record with:</b> <code>{h(f["capture_command"])}</code></p>'
+        return ""
     items = []
     if f["verdict"] in ("affected", "at-risk"):
         nearest = f" (nearest: {', '.join(r['upgrade_to'])})" if r["upgrade_to"] else ""

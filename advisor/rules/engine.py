@@ -1,22 +1,23 @@
 """Run rules over a store: views → metrics (the rule's SQL) → checks → verdict → finding.
 
-The engine is generic: everything about a problem is in its rule file.
+The engine is generic: everything about a problem is in its rule file. Every metric
+is computed when the views its query reads can be filled from this capture; the
+others are unmeasured, and the finding names what each would need and how to record it.
 """
 
 from __future__ import annotations
 
 import math
 import string
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import duckdb
 
-from advisor.capture.recipe import record_command
 from advisor.kernel import KernelRelease, KernelStatus, kernel_status
-from advisor.rules.context import Present, prepare
 from advisor.rules.loader import RuleFileError
 from advisor.rules.model import Rule
-from advisor.rules.verdict import check, decide
+from advisor.rules.verdict import all_hold, check, decide
+from advisor.views import Views, attach, record_command
 
 
 @dataclass
@@ -28,9 +29,13 @@ class Finding:
     signature: list
     pattern: list
     evidence: list[dict]
-    missing: list[str]
+    unmeasured: list[dict]  # {metric, text, why, record}
+    missing_events: list[str]
     capture_command: str | None
     message: str
+    filesystems: str = ""  # what the capture shows (for not-applicable)
+    measured_from: dict[str, list[str]] = field(default_factory=dict)  # metric → the views its query read
+    sources: list[dict] = field(default_factory=list)  # the views the rule read, and their sources
 
     def as_dict(self) -> dict:
         r = self.rule
@@ -42,11 +47,16 @@ class Finding:
             "kernel_status": {"status": self.kernel.status, "reason": self.kernel.reason, "upgrade_to": list(self.kernel.upgrade_to)},
             "metrics": self.metrics,
             "metric_units": {m.name: m.unit for m in r.metrics},
+            "unmeasured": self.unmeasured,
+            "measured_from": self.measured_from,
             "signature": [c.as_dict() for c in self.signature],
             "pattern": [c.as_dict() for c in self.pattern],
             "evidence": self.evidence,
-            "missing_events": self.missing,
+            "missing_events": self.missing_events,
             "capture_command": self.capture_command,
+            "sources": self.sources,
+            "filesystems": list(r.filesystems),
+            "capture_filesystems": self.filesystems,
             "recommendation": {
                 "upgrade": r.upgrade,
                 "upgrade_to": list(self.kernel.upgrade_to),
@@ -59,25 +69,50 @@ class Finding:
         }
 
 
-def analyze(con, rules: list[Rule], release: KernelRelease | None) -> list[Finding]:
-    present = Present.of(con)
-    return [run_rule(con, rule, release, present) for rule in rules]
+def analyze(con, rules: list[Rule], release: KernelRelease | None, views: Views | None = None) -> list[Finding]:
+    views = views or attach(con)
+    return [run_rule(con, rule, release, views) for rule in rules]
 
 
-def run_rule(con, rule: Rule, release: KernelRelease | None, present: Present | None = None) -> Finding:
-    ctx = prepare(con, rule, present)
-    metrics = {m.name: None for m in rule.metrics}
-    # Without a required event the queries may not even bind (its columns are unknown);
-    # the finding is insufficient-data and its metrics stay unmeasured.
-    for sql in () if ctx.missing else rule.metric_sql:
-        metrics.update(_one_row(con, rule, sql))
-    metrics = {k: _clean(v) for k, v in metrics.items()}
+def run_rule(con, rule: Rule, release: KernelRelease | None, views: Views | None = None) -> Finding:
+    views = views or attach(con)
     status = kernel_status(release, rule.kernel)
-    signature, pattern = check(rule, rule.signature, metrics), check(rule, rule.pattern, metrics)
-    verdict = decide(status, ctx.missing, signature, pattern)
-    evidence = [] if ctx.missing else [_evidence(con, rule, e) for e in rule.evidence]
-    command = record_command([rule]) if ctx.missing else None
-    return Finding(
+    absent = [fs for fs in rule.filesystems if views.filesystems.knows_absent(fs)]
+    applicable = not rule.filesystems or len(absent) < len(rule.filesystems)
+    metrics: dict = {m.name: None for m in rule.metrics}
+    unmeasured: dict[str, dict] = {}
+    measured_from: dict[str, list[str]] = {}
+    if applicable:
+        measured: set[str] = set()
+        for q in rule.queries:
+            unmet = views.unmet(q.needs)
+            if unmet:
+                for name in _columns(con, rule, q.sql):
+                    if name not in measured and name not in unmeasured:
+                        unmeasured[name] = {"metric": name, "text": _text(rule, name), "why": "; ".join(u.why for u in unmet),
+                                            "record": list(dict.fromkeys(e for u in unmet for e in u.record))}
+                continue
+            for name, value in _one_row(con, rule, q.sql).items():
+                if name in measured:
+                    continue  # an earlier (preferred) query measured it
+                metrics[name] = _clean(value)
+                measured_from[name] = list(q.needs)
+                measured.add(name)
+                unmeasured.pop(name, None)
+        for name in measured:
+            unmeasured.pop(name, None)
+    signature = check(rule, rule.signature, metrics, set(unmeasured))
+    pattern = check(rule, rule.pattern, metrics, set(unmeasured))
+    verdict = decide(status, applicable, signature, pattern)
+    # Of several evidence items with one title, the first whose views are there is shown.
+    shown: dict[str, object] = {}
+    for e in rule.evidence:
+        if applicable and e.title not in shown and not views.unmet(e.needs):
+            shown[e.title] = e
+    evidence = [_evidence(con, rule, e) for e in shown.values()]
+    missing = list(dict.fromkeys(e for u in unmeasured.values() for e in u["record"]))
+    shown = views.filesystems.describe()
+    finding = Finding(
         rule=rule,
         verdict=verdict,
         kernel=status,
@@ -85,10 +120,30 @@ def run_rule(con, rule: Rule, release: KernelRelease | None, present: Present | 
         signature=signature,
         pattern=pattern,
         evidence=evidence,
-        missing=ctx.missing,
-        capture_command=command,
-        message=_message(rule, verdict, metrics, status, ctx.missing, release, signature, pattern),
+        unmeasured=list(unmeasured.values()),
+        missing_events=missing,
+        capture_command=record_command(missing) if missing else None,
+        message="",
+        filesystems=shown,
+        measured_from=measured_from,
+        sources=[{"view": n, "source": views.built[n].source, "lacks": views.built[n].lacks or None}
+                 for n in dict.fromkeys(need.partition(".")[0] for need in rule.needs)],
     )
+    finding.message = _message(rule, finding, release)
+    return finding
+
+
+def _columns(con, rule: Rule, sql: str) -> list[str]:
+    """The metrics a query returns, without running it (its views exist, possibly empty)."""
+    try:
+        return [d[0] for d in con.execute(f"SELECT * FROM ({sql}) LIMIT 0").description]
+    except duckdb.Error as e:
+        raise RuleFileError(f"{rule.source_file}: a [[queries]] query failed: {str(e).splitlines()[0]}") from None
+
+
+def _text(rule: Rule, name: str) -> str:
+    m = rule.metric(name)
+    return m.text if m else name
 
 
 def _one_row(con, rule: Rule, sql: str) -> dict:
@@ -133,32 +188,50 @@ class _Values(string.Formatter):
         return super().format_field(value, format_spec)
 
 
-def _message(rule: Rule, verdict: str, metrics: dict, status: KernelStatus, missing: list[str], release, signature, pattern) -> str:
-    if verdict == "insufficient-data":
-        return f"This capture lacks the events the rule needs: {'; '.join(missing)}."
-    values = dict(metrics)
+def _message(rule: Rule, f: Finding, release) -> str:
+    if f.verdict == "not-applicable":
+        return (f"This problem is specific to {' and '.join(rule.filesystems)}; the capture shows {f.filesystems}, "
+                f"so it cannot be this problem. {f.kernel.reason.rstrip('.')}.")
+    values = dict(f.metrics)
     values.update({name: t.value for name, t in rule.thresholds.items()})
     values["kernel"] = str(release) if release else "unknown"
-    values["kernel_reason"] = status.reason.rstrip(".") + "."
-    values["upgrade_to"] = " or ".join(status.upgrade_to) or "n/a"
-    if status.status == "unknown" and verdict == "at-risk":
-        # The affected-kernel wording would claim a verdict the version cannot support:
-        # state what the capture shows (the neutral template names the numbers and the reason).
-        lead = "The problem's signature is in this capture" if _holds(signature) else "The workload pattern this problem needs is in this capture"
-        return f"{lead}, but whether it is the known bug depends on the kernel. " + _format(rule, "not-affected", values)
-    exercised = _holds(signature) or _holds(pattern)
-    if verdict == "not-affected" and not exercised and "not-exercised" in rule.messages:
-        return _format(rule, "not-exercised", values)
-    text = _format(rule, verdict, values)
-    if verdict == "not-affected" and status.status in ("fixed", "not-yet-affected"):
-        text += (" The workload has the pattern this bug needs: on an affected kernel it would have been at risk."
-                 if exercised else "")
+    values["kernel_reason"] = f.kernel.reason.rstrip(".") + "."
+    values["upgrade_to"] = " or ".join(f.kernel.upgrade_to) or "n/a"
+    text = _body(rule, f, values)
+    if f.unmeasured:
+        names = ", ".join(u["metric"] for u in f.unmeasured)
+        text += f" Not measurable from this capture: {names} (record {', '.join(f.missing_events)} to measure them)."
     return text
 
 
-def _holds(checks) -> bool:
-    """All conditions hold, and there is at least one (as in verdict.decide)."""
-    return bool(checks) and all(c.holds for c in checks)
+def _body(rule: Rule, f: Finding, values: dict) -> str:
+    sig, pat = all_hold(f.signature), all_hold(f.pattern)
+    if f.verdict == "insufficient-data":
+        measured = [f"{k} {_short(v)}" for k, v in f.metrics.items() if v is not None]
+        head = "The capture cannot tell whether this problem is here: neither the workload pattern nor the signature is measurable."
+        return head + (f" Measured: {', '.join(measured)}." if measured else "") + f" {values['kernel_reason']}"
+    if f.kernel.status == "unknown" and f.verdict == "at-risk":
+        # The affected-kernel wording would claim a verdict the version cannot support:
+        # state what the capture shows (the neutral template names the numbers and the reason).
+        lead = "The problem's signature is in this capture" if sig else "The workload pattern this problem needs is in this capture"
+        return f"{lead}, but whether it is the known bug depends on the kernel. " + _format(rule, "not-affected", values)
+    exercised = bool(sig or pat)
+    if f.verdict == "not-affected" and not exercised and pat is False and "not-exercised" in rule.messages:
+        return _format(rule, "not-exercised", values)
+    text = _format(rule, f.verdict, values)
+    if f.verdict == "not-affected" and f.kernel.status in ("fixed", "not-yet-affected") and exercised:
+        text += " The workload has the pattern this bug needs: on an affected kernel it would have been at risk."
+    if f.verdict == "at-risk" and sig is None:
+        text += " Whether the signature itself is there is not measurable here (see below)."
+    return text
+
+
+def _short(v) -> str:
+    if isinstance(v, float):
+        return f"{v:.4g}"
+    if isinstance(v, int):
+        return f"{v:,}"
+    return str(v)
 
 
 def _format(rule: Rule, verdict: str, values: dict) -> str:

@@ -1,4 +1,5 @@
-"""Read and check rule files (rules/<id>.toml).
+"""Read and check rule files: the bundled ones (advisor/problems/<package>/rule.toml)
+and those of a directory of your own (<id>.toml).
 
 A mistake in a rule file is reported with the file and the key, once, at load
 time, so that a broken rule never turns into a silent verdict.
@@ -9,8 +10,10 @@ from __future__ import annotations
 import os
 import re
 import tomllib
+from importlib.resources.abc import Traversable
 from pathlib import Path
 
+from advisor import problems
 from advisor.errors import UsageError
 from advisor.kernel import AffectedRange, StableFix, VendorFix, upstream
 from advisor.rules.model import (
@@ -18,15 +21,15 @@ from advisor.rules.model import (
     VERDICTS,
     Commit,
     Condition,
-    EventRole,
     Evidence,
     Metric,
+    Query,
     ReplayQuote,
     Rule,
     Setting,
-    Span,
     Threshold,
 )
+from advisor.views import check_need
 
 ID_RE = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
 EVENT_RE = re.compile(r"^[a-z0-9_]+:[a-z0-9_]+$")
@@ -36,39 +39,57 @@ class RuleFileError(UsageError):
     """A rule file that does not follow the format."""
 
 
-def rules_dir() -> Path:
-    """rules/ next to the package (a source checkout), or $WRITEBACK_ADVISOR_RULES."""
+def user_rules_dir() -> Path | None:
+    """$WRITEBACK_ADVISOR_RULES: a directory of rule files that add to or replace the bundled ones."""
     env = os.environ.get("WRITEBACK_ADVISOR_RULES")
-    return Path(env) if env else Path(__file__).resolve().parents[2] / "rules"
+    return Path(env) if env else None
 
 
-def load_rules(directory: Path | None = None, only: list[str] | None = None) -> list[Rule]:
-    """Every rule of the directory, in file-name order; `only` picks ids (unknown → error)."""
-    directory = directory or rules_dir()
-    files = sorted(directory.glob("*.toml"))
-    if not files:
-        raise RuleFileError(f"{directory}: no rule files (*.toml)")
-    rules = [load_rule(f) for f in files]
+def load_rules(directory: Path | None = None, only: list[str] | None = None, bundled_only: bool = False) -> list[Rule]:
+    """The bundled rules, then the rule files of `directory` (or $WRITEBACK_ADVISOR_RULES):
+    a file there whose id is a bundled rule's replaces it, any other adds a rule.
+    `only` picks ids (unknown → error)."""
+    rules = {r.id: r for r in (load_rule(f, problem) for problem, f in problems.rule_files())}
+    directory = None if bundled_only else (directory or user_rules_dir())
+    if directory is not None:
+        if not directory.is_dir():
+            raise RuleFileError(f"{directory}: not a directory of rule files")
+        files = sorted(directory.glob("*.toml"))
+        if not files:
+            raise RuleFileError(f"{directory}: no rule files (*.toml)")
+        for f in files:
+            rule = load_rule(f)
+            rules[rule.id] = rule
     if not only or only == ["all"]:
-        return rules
-    by_id = {r.id: r for r in rules}
-    unknown = [i for i in only if i not in by_id]
+        return list(rules.values())
+    unknown = [i for i in only if i not in rules]
     if unknown:
-        raise UsageError(f"unknown rule id {unknown[0]!r}: known rules are {', '.join(sorted(by_id))}")
-    return [by_id[i] for i in only]
+        raise UsageError(f"unknown rule id {unknown[0]!r}: known rules are {', '.join(sorted(rules))}")
+    return [rules[i] for i in only]
 
 
-def load_rule(path: Path) -> Rule:
+def load_rule(path: Path | Traversable, problem: str | None = None) -> Rule:
+    """One rule file. `problem`: the id a bundled rule.toml must carry; a file of your own
+    is named after its id (<id>.toml)."""
+    shown = _shown(path, problem)
     try:
-        doc = tomllib.loads(path.read_text())
+        doc = tomllib.loads(path.read_text(encoding="utf-8"))
     except (OSError, tomllib.TOMLDecodeError, UnicodeDecodeError) as e:
-        raise RuleFileError(f"{path}: {e}") from None
-    return _Reader(path, doc).rule()
+        raise RuleFileError(f"{shown}: {e}") from None
+    return _Reader(shown, doc, problem or Path(path.name).stem).rule()
+
+
+def _shown(path: Path | Traversable, problem: str | None) -> str:
+    """How messages name a rule file: its path, or for a bundled one inside an archive
+    its place in the package."""
+    if isinstance(path, Path):
+        return str(path)
+    return f"advisor/problems/{problems.PACKAGES[problem]}/rule.toml" if problem else str(path)
 
 
 class _Reader:
-    def __init__(self, path: Path, doc: dict):
-        self.path, self.doc = path, doc
+    def __init__(self, path: str, doc: dict, expected_id: str):
+        self.path, self.doc, self.expected_id = path, doc, expected_id
 
     def fail(self, key: str, what: str):
         raise RuleFileError(f"{self.path}: [{key}] {what}")
@@ -85,9 +106,13 @@ class _Reader:
 
     def rule(self) -> Rule:
         d = self.doc
+        for old in ("events", "spans"):
+            if old in d:
+                self.fail(old, "rules no longer name events: each [[queries]] lists the views it reads in `needs` "
+                               "(see docs/rule-files.md)")
         rid = self.get(d, "id", str, "top")
-        if not ID_RE.match(rid) or rid != self.path.stem:
-            self.fail("top", f"id {rid!r} must be a lower-case slug equal to the file name")
+        if not ID_RE.match(rid) or rid != self.expected_id:
+            self.fail("top", f"id {rid!r} must be a lower-case slug equal to {self.expected_id!r} (the file name)")
         thresholds = self.thresholds()
         metrics = tuple(
             Metric(name, self.get(m, "unit", str, f"metrics.{name}"), self.get(m, "text", str, f"metrics.{name}"))
@@ -99,15 +124,13 @@ class _Reader:
             id=rid,
             title=self.get(d, "title", str, "top"),
             summary=self.get(d, "summary", str, "top"),
-            source_file=str(self.path),
+            source_file=self.path,
             fix=self.commits("fix"),
             regressing=self.commits("regressing", optional=True),
             kernel=self.kernel(),
             filesystems=tuple(d.get("filesystems", [])),
-            events=self.events(),
-            spans=self.spans(),
             metrics=metrics,
-            metric_sql=tuple(self.get(q, "sql", str, "queries") for q in self.get(d, "queries", list, "top")),
+            queries=tuple(Query(self.get(q, "sql", str, "queries"), self.needs(q, "queries")) for q in self.get(d, "queries", list, "top")),
             thresholds=thresholds,
             pattern=self.conditions(verdict, "pattern", thresholds, metrics),
             signature=self.conditions(verdict, "signature", thresholds, metrics),
@@ -119,7 +142,8 @@ class _Reader:
             ),
             other_causes=self.get(rec, "other_causes", str, "recommendation"),
             evidence=tuple(
-                Evidence(self.get(e, "title", str, "evidence"), self.get(e, "sql", str, "evidence"), int(e.get("limit", 10)))
+                Evidence(self.get(e, "title", str, "evidence"), self.get(e, "sql", str, "evidence"), int(e.get("limit", 10)),
+                         self.needs(e, "evidence"))
                 for e in d.get("evidence", [])
             ),
             references=tuple(d.get("references", [])),
@@ -168,31 +192,14 @@ class _Reader:
         except (KeyError, ValueError) as e:
             self.fail("kernel", f"bad or missing value: {e}")
 
-    def events(self) -> tuple[EventRole, ...]:
-        out = []
-        for role, e in self.doc.get("events", {}).items():
-            names = tuple(self.get(e, "names", list, f"events.{role}"))
-            bad = [n for n in names if not EVENT_RE.match(n)]
-            if not names or bad:
-                self.fail(f"events.{role}", f"names must be system:event, got {bad or names}")
-            columns = tuple((str(k), str(v)) for k, v in e.get("columns", {}).items())
-            out.append(EventRole(role, names, bool(e.get("required", True)), self.get(e, "why", str, f"events.{role}"), e.get("filter"), columns))
-        return tuple(out)
-
-    def spans(self) -> tuple[Span, ...]:
-        out = []
-        for name, s in self.doc.get("spans", {}).items():
-            out.append(
-                Span(
-                    name,
-                    tuple(self.get(s, "syscalls", list, f"spans.{name}")),
-                    s.get("where"),
-                    bool(s.get("required", True)),
-                    self.get(s, "why", str, f"spans.{name}"),
-                    s.get("filter"),
-                )
-            )
-        return tuple(out)
+    def needs(self, table: dict, where: str) -> tuple[str, ...]:
+        """The views a query reads: "fsync_ops" or "fsync_ops.dur_ns" (advisor/views)."""
+        needs = tuple(self.get(table, "needs", list, where))
+        for n in needs:
+            why = check_need(n) if isinstance(n, str) else f"{n!r} is not a string"
+            if why:
+                self.fail(where, f"needs: {why}")
+        return needs
 
     def thresholds(self) -> dict[str, Threshold]:
         out = {}

@@ -1,7 +1,7 @@
-"""What a rule file (rules/<id>.toml) holds, as typed objects.
+"""What a rule file (advisor/problems/<package>/rule.toml) holds, as typed objects.
 
 A rule is data: the engine knows nothing about any one problem. Adding a sixth
-rule is adding a sixth file. See rules/README.md for the file format.
+rule is adding a sixth file. See docs/rule-files.md for the file format.
 """
 
 from __future__ import annotations
@@ -10,9 +10,10 @@ from dataclasses import dataclass, field
 
 from advisor.kernel import AffectedRange
 
-VERDICTS = ("affected", "at-risk", "signature-without-known-bug", "insufficient-data", "not-affected")
+VERDICTS = ("affected", "at-risk", "signature-without-known-bug", "insufficient-data", "not-affected", "not-applicable")
 # Severity order for --fail-on: a finding "reaches" a level when it is at or above it.
-SEVERITY = {"affected": 4, "at-risk": 3, "signature-without-known-bug": 2, "insufficient-data": 1, "not-affected": 0}
+SEVERITY = {"affected": 4, "at-risk": 3, "signature-without-known-bug": 2, "insufficient-data": 1, "not-affected": 0,
+            "not-applicable": 0}
 OPERATORS = (">", ">=", "<", "<=", "==", "!=")
 
 
@@ -25,33 +26,14 @@ class Commit:
 
 
 @dataclass(frozen=True)
-class EventRole:
-    """One kind of event the rule reads, under every name kernels have given it.
+class Query:
+    """SQL over the domain views returning one row whose columns are metrics. `needs`:
+    the views (or view.column) it reads; when the capture cannot fill one, its metrics
+    are unmeasured (not zero), and the finding says what would measure them. Queries
+    come in order of preference: a metric an earlier query measured is kept."""
 
-    `names` are "system:event", newest first; the engine exposes the union of
-    those present as the temporary view `ev_<role>`.
-    """
-
-    role: str
-    names: tuple[str, ...]
-    required: bool
-    why: str
-    filter: str | None = None  # trace-cmd -f filter for `advisor capture`
-    # Field types the rule's SQL reads from an optional role: its view still has
-    # them (empty) when the capture lacks every name, so the queries bind.
-    columns: tuple[tuple[str, str], ...] = ()
-
-
-@dataclass(frozen=True)
-class Span:
-    """A syscall from enter to exit, e.g. the snapshot ioctl: view `<name>_spans`."""
-
-    name: str
-    syscalls: tuple[str, ...]  # "sync", "syncfs" → syscalls:sys_enter_sync / sys_exit_sync …
-    where: str | None  # SQL over the sys_enter event's fields, e.g. "cmd IN (…)"
-    required: bool
-    why: str
-    capture_filter: str | None = None
+    sql: str
+    needs: tuple[str, ...]
 
 
 @dataclass(frozen=True)
@@ -85,6 +67,7 @@ class Evidence:
     title: str
     sql: str
     limit: int = 10
+    needs: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -115,10 +98,8 @@ class Rule:
     regressing: tuple[Commit, ...]
     kernel: AffectedRange
     filesystems: tuple[str, ...]  # empty: any filesystem
-    events: tuple[EventRole, ...]
-    spans: tuple[Span, ...]
     metrics: tuple[Metric, ...]
-    metric_sql: tuple[str, ...]
+    queries: tuple[Query, ...]
     thresholds: dict[str, Threshold]
     pattern: tuple[Condition, ...]
     signature: tuple[Condition, ...]
@@ -137,3 +118,11 @@ class Rule:
     @property
     def fix_subject(self) -> str:
         return self.fix[0].subject if self.fix else ""
+
+    @property
+    def needs(self) -> tuple[str, ...]:
+        """Every view (or view.column) the rule reads."""
+        return tuple(dict.fromkeys(n for q in (*self.queries, *self.evidence) for n in q.needs))
+
+    def metric(self, name: str) -> Metric | None:
+        return next((m for m in self.metrics if m.name == name), None)

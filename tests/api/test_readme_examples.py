@@ -31,7 +31,7 @@ def test_readme_examples_run_and_print_what_they_say():
     assert "not-affected" in lines
     assert lines[-1] == "True"
     # The replay printed each sync-flusher-stall policy once, exactly one the capture's own kernel's.
-    from advisor.replay.policies import MODELS
+    from advisor.analyze.replay import MODELS
 
     policies = [l.split() for l in lines[-1 - len(MODELS["sync-flusher-stall"].policies):-1]]
     assert sorted(p[0] for p in policies) == sorted(p.id for p in MODELS["sync-flusher-stall"].policies)

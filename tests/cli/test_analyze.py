@@ -30,10 +30,16 @@ def findings(*args) -> dict:
     "sample, expected",
     [
         ("sync-xfs-v6.dat", {"sync-flusher-stall": "not-affected", "stable-page-wait": "insufficient-data"}),
-        ("snapshot-btrfs-v7-none.dat", {"btrfs-snapshot-livelock": "not-affected", "sync-flusher-stall": "insufficient-data"}),
+        # no sync syscalls recorded, but the flusher's work items were, and none was a sync's
+        ("snapshot-btrfs-v7-none.dat", {"btrfs-snapshot-livelock": "not-affected", "sync-flusher-stall": "not-affected",
+                                        "btrfs-full-fsync-fallback": "insufficient-data"}),
         ("stable-pages-ext4-v7-zstd.dat", {"stable-page-wait": "signature-without-known-bug"}),
-        ("dbench-btrfs-v7-zstd.dat", {"btrfs-full-fsync-fallback": "not-affected", "btrfs-delalloc-overflush": "insufficient-data"}),
-        ("fio-ext4-v7-zstd.dat", {"stable-page-wait": "not-affected", "btrfs-snapshot-livelock": "insufficient-data"}),
+        # one delalloc flush step, measured against the device's data writes (no extent_writepage recorded)
+        ("dbench-btrfs-v7-zstd.dat", {"btrfs-full-fsync-fallback": "not-affected", "btrfs-delalloc-overflush": "not-affected",
+                                      "btrfs-snapshot-livelock": "insufficient-data"}),
+        # ext4: the btrfs rules do not apply
+        ("fio-ext4-v7-zstd.dat", {"stable-page-wait": "not-affected", "btrfs-snapshot-livelock": "not-applicable",
+                                  "btrfs-full-fsync-fallback": "not-applicable", "btrfs-delalloc-overflush": "not-applicable"}),
         # 6.18: space reclaim flushed delalloc 154 times, page-bounded (0.26x what it asked)
         ("untar-btrfs-v7-zstd.dat", {"btrfs-delalloc-overflush": "not-affected", "sync-flusher-stall": "not-affected",
                                      "btrfs-full-fsync-fallback": "insufficient-data"}),
@@ -140,15 +146,23 @@ def test_fsync_latency_under_reclaim_agrees_with_fio():
 
 
 def test_json_contract_and_insufficient_data_names_the_command():
-    code, doc, _ = analyze(str(SAMPLES / "fio-ext4-v7-zstd.dat"))
+    code, doc, _ = analyze(str(SAMPLES / "untar-btrfs-v7-zstd.dat"))
     assert set(doc) >= {"kernel", "capture", "findings"}
     assert doc["kernel"]["release"] == "6.18.44-fc-v669"
     assert doc["capture"]["lost_events"] == 0 and doc["capture"]["span_seconds"] > 5
     snap = next(f for f in doc["findings"] if f["rule"] == "btrfs-snapshot-livelock")
     assert snap["verdict"] == "insufficient-data"
-    assert "syscalls:sys_enter_ioctl" in snap["capture_command"] and "btrfs:extent_writepage" in snap["capture_command"]
+    assert "syscalls:sys_enter_ioctl" in snap["capture_command"] and "syscalls:sys_exit_ioctl" in snap["capture_command"]
+    assert {u["metric"] for u in snap["unmeasured"]} >= {"snapshot_seconds", "late_written_fraction"}
     for f in doc["findings"]:
-        assert set(f) >= {"rule", "verdict", "metrics", "evidence", "recommendation"}
+        assert set(f) >= {"rule", "verdict", "metrics", "unmeasured", "measured_from", "evidence", "recommendation"}
+
+
+def test_a_btrfs_rule_on_an_ext4_capture_says_not_applicable():
+    f = findings(str(SAMPLES / "fio-ext4-v7-zstd.dat"), "-r", "btrfs-snapshot-livelock")["btrfs-snapshot-livelock"]
+    assert f["verdict"] == "not-applicable"
+    assert "btrfs" in f["message"] and "ext4" in f["message"]
+    assert f["capture_command"] is None and f["unmeasured"] == []
 
 
 def test_lost_events_are_reported():
@@ -183,16 +197,19 @@ def test_a_trace_with_no_events(tmp_path):
 
 def test_a_sixth_rule_needs_no_engine_change(tmp_path):
     """Copy a rule under a new id, change its threshold: the engine runs it like the others."""
-    src = (SAMPLES.parent / "rules" / "stable-page-wait.toml").read_text()
+    src = (SAMPLES.parent / "advisor" / "problems" / "stable_page_wait" / "rule.toml").read_text()
     new = src.replace('id = "stable-page-wait"', 'id = "slow-stable-writes"').replace("value = 1.0\ntext = \"a buffered", "value = 50.0\ntext = \"a buffered")
     rules = tmp_path / "rules"
     rules.mkdir()
     (rules / "slow-stable-writes.toml").write_text(new)
-    shutil.copy(SAMPLES.parent / "rules" / "sync-flusher-stall.toml", rules)
+    shutil.copy(SAMPLES.parent / "advisor" / "problems" / "sync_flusher_stall" / "rule.toml", rules / "sync-flusher-stall.toml")
     code, doc, err = analyze(str(SAMPLES / "stable-pages-ext4-v7-zstd.dat"), "--rules-dir", str(rules))
     assert code == 0, err
     got = {f["rule"]: f["verdict"] for f in doc["findings"]}
-    assert got == {"slow-stable-writes": "not-affected", "sync-flusher-stall": "insufficient-data"}
+    # the directory adds the new rule and replaces the bundled sync-flusher-stall with its copy
+    assert got["slow-stable-writes"] == "not-affected" and got["stable-page-wait"] == "signature-without-known-bug"
+    assert set(got) == {"slow-stable-writes", "stable-page-wait", "sync-flusher-stall", "btrfs-snapshot-livelock",
+                        "btrfs-full-fsync-fallback", "btrfs-delalloc-overflush"}
 
 
 @pytest.mark.parametrize(

@@ -21,10 +21,12 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import ROOT
-from tests.helpers import advisor
+from tests.helpers import advisor, command
 
 TRACEFS = Path("/sys/kernel/tracing")
-RULE = "btrfs-full-fsync-fallback"  # fsync spans + btrfs + vmscan events: all exist on current kernels
+# write spans + page waits: they exist on current kernels, and the rule applies to any
+# filesystem (the test writes into its temporary directory, whatever that is).
+RULE = "stable-page-wait"
 FSYNCS = 12
 
 
@@ -142,15 +144,15 @@ def test_capture_run_records_analyzes_and_restores_state(tmp_path, odd_tracing_s
     assert doc["kernel"]["release"] == os.uname().release
     assert doc["capture"]["lost_events"] == 0
     f = doc["findings"][0]
-    assert f["rule"] == RULE and f["verdict"] != "insufficient-data", f["message"]
-    # our writer's fsyncs (others on the machine may add to them)
-    assert f["metrics"]["fsync_count"] >= 1, f["metrics"]
+    assert f["rule"] == RULE and f["verdict"] not in ("insufficient-data", "not-applicable"), f["message"]
+    # our writer's writes (others on the machine may add to them)
+    assert f["metrics"]["write_count"] >= 1, f["metrics"]
 
 
 def test_ctrl_c_stops_the_recording_keeps_the_trace_and_restores_state(tmp_path, odd_tracing_state):
     out = tmp_path / "ctrl-c.dat"
     proc = subprocess.Popen(
-        [sys.executable, "-m", "advisor", "capture", "--for", RULE, "--duration", "120", "--buffer-kb", "4096",
+        [*command(), "capture", "--for", RULE, "--duration", "120", "--buffer-kb", "4096",
          "-o", str(out), "--run"],
         env={**os.environ, **capture_env()},
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
@@ -164,7 +166,7 @@ def test_ctrl_c_stops_the_recording_keeps_the_trace_and_restores_state(tmp_path,
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline:
             state = read_state()
-            if state["tracing_on"] == "1" and "btrfs:btrfs_sync_file" in state["set_event"]:
+            if state["tracing_on"] == "1" and "writeback:folio_wait_writeback" in state["set_event"]:
                 break
             assert proc.poll() is None, proc.communicate()
             time.sleep(0.1)

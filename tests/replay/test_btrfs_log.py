@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import advisor
-from advisor.replay.policies import full_fsync
+from advisor.problems.btrfs_full_fsync_fallback import model as full_fsync
 from advisor.replay.workload import from_store
 from tests.conftest import SAMPLES
 

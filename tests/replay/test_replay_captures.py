@@ -131,12 +131,15 @@ def test_stable_pages_policy_follows_the_device():
 
 def test_json_contract():
     doc = replay("snapshot-btrfs-v7-none.dat")
-    assert set(doc) == {"workload", "observed", "not_applicable", "results"}
+    assert set(doc) == {"workload", "observed", "not_applicable", "results", "warnings"}
     assert doc["workload"]["device"]["source"].startswith("fitted from the capture")
     assert {r["problem"] for r in doc["results"]} == {"btrfs-snapshot-livelock"}
     assert "sync-flusher-stall" in doc["not_applicable"]
     for r in doc["results"]:
         assert {"problem", "policy", "kernels", "metrics", "own_kernel"} <= set(r)
+    own = next(r for r in doc["results"] if r["own_kernel"])
+    # the snapshot the capture shows, replayed under its own kernel's (tagged) policy
+    assert own["own_kernel_error"]["snapshot_seconds"]["observed"] == doc["observed"]["btrfs-snapshot-livelock"]["snapshot_seconds"]
 
 
 @pytest.mark.parametrize(
@@ -199,5 +202,5 @@ def test_a_text_capture_replays_with_its_gaps_named(text):
     # positionally, so the device is an assumption, said in the workload's assumptions.
     doc = replay(text, "--problem", "sync-flusher-stall")
     assert doc["workload"]["dirtying_events"] == replay("tracefs-ext4.dat", "--problem", "sync-flusher-stall")["workload"]["dirtying_events"]
-    assert any("keep no request fields" in a for a in doc["workload"]["assumptions"])
+    assert any("recorded without its fields dev, sector" in a and "SATA SSD" in a for a in doc["workload"]["assumptions"])
     assert doc["observed"]["sync-flusher-stall"]["sync_seconds"] == pytest.approx(0.025275, abs=1e-6)

@@ -14,7 +14,7 @@ import pytest
 
 from advisor.replay import device
 from advisor.replay.pages import dirty_at, page_ranks, sweep
-from advisor.replay.policies import stable_pages
+from advisor.problems.stable_page_wait import model as stable_pages
 from advisor.replay.workload import Ops, Workload, page_key
 
 # Inode 5 and 5 + 2^32 have the same page keys; inode -1 has negative ones.
@@ -36,12 +36,14 @@ def workload(seed: int, n: int = 3000, writes: bool = False, preset: str = "ssd"
         starts = np.sort(rng.integers(0, 1_000_000, 200))
         ops["write"] = Ops(rng.integers(0, 4, 200), starts, starts + rng.integers(1, 40_000, 200), np.full(200, -1))
     wb = rng.integers(0, n, 300)
+    written_ts = np.sort(rng.integers(0, 1_000_000, 40))  # the flusher's inode writebacks
     return Workload(
         source="random", page_size=4096, start_ts=0, end_ts=1_000_000,
         dirty_ts=ts, dirty_ino=ino, dirty_idx=rng.integers(0, 50, n), dirty_pid=pid,
         device=device.preset(preset), ops=ops,
         page_wb_ts=np.sort(rng.integers(0, 1_000_000, 300)), page_wb_key=page_key(ino[wb], rng.integers(0, 50, 300)),
         inode_wb_ts=np.sort(rng.integers(0, 1_000_000, 20)), inode_wb_ino=rng.choice(INODES, 20),
+        inode_written_ts=written_ts, inode_written_ino=rng.choice(INODES, 40),
         stable_writes=True,
     )
 
@@ -85,12 +87,13 @@ def plain_sweep(start_keys, ev_ts, ev_key, t0, page_ns, tagged):
 
 
 def plain_waits(w: Workload, write_of: np.ndarray) -> np.ndarray:
-    """The stable-pages FIFO scanning every pending page at each submission."""
-    sub_ts, sub_ino, sub_pid = stable_pages._submissions(w)
+    """The stable-pages FIFO as a plain event loop: every writer's events and own
+    submissions in recorded order, merged with the flusher's submissions by moved time,
+    scanning every pending page at each submission."""
+    sub_ts, sub_ino, sub_pid, sub_deadline = stable_pages._submissions(w)
     want, recorded = stable_pages._wanted_at(w, write_of)
-    order = np.argsort(want, kind="stable")
     pids, writer = np.unique(w.dirty_pid, return_inverse=True)
-    sub_writer = [int(np.searchsorted(pids, p)) if p in pids else None for p in sub_pid]
+    sub_writer = [int(np.searchsorted(pids, p)) if p in pids else -1 for p in sub_pid]
     batch = np.zeros(len(sub_ts))
     for x in np.unique(sub_ino):
         mine = np.flatnonzero(sub_ino == x)
@@ -100,27 +103,52 @@ def plain_waits(w: Workload, write_of: np.ndarray) -> np.ndarray:
         pairs = np.unique(np.stack((slot[ok], w.dirty_key[ev][ok])), axis=1)
         batch[mine] = np.bincount(pairs[0], minlength=len(mine)) * w.folio_bytes
     service = w.device.service_times_ns(batch)
+    transfer = np.minimum(service, batch * 1e9 / w.device.bandwidth)
+    per_request = max(1, int(w.device.median_request_bytes // w.folio_bytes))
     serial = w.device.queue_depth < 1.5
-    out, shift, wb_until, pending, free, j = np.zeros(len(want)), {}, {}, {}, 0.0, 0
-    for i in order:
-        t = want[i] + shift.get(writer[i], 0.0)
-        # A writer's own submissions move with it.
-        while j < len(sub_ts) and sub_ts[j] + shift.get(sub_writer[j], 0.0) <= t:
-            keys = [k for k, v in pending.items() if v == sub_ino[j]]
-            if keys:
-                start = max(sub_ts[j] + shift.get(sub_writer[j], 0.0), free)
-                done = start + service[j]
-                free = done if serial else start
-                for k in keys:
-                    wb_until[k] = done
-                    del pending[k]
-            j += 1
-        k = w.dirty_key[i]
-        if k in wb_until and wb_until[k] > t:
-            out[i] = wb_until[k] - t
-        shift[writer[i]] = shift.get(writer[i], 0.0) + out[i] - recorded[i]
-        pending[k] = w.dirty_ino[i]
-    return out
+    # Each writer's queue: (recorded time, is a submission, index), events before its own
+    # submissions of the same time only when they come first in recorded order.
+    queues = {wr: [] for wr in range(len(pids))}
+    for i in np.argsort(want, kind="stable"):
+        queues[writer[i]].append((want[i], 1, int(i)))
+    for j in range(len(sub_ts)):
+        if sub_writer[j] >= 0:
+            queues[sub_writer[j]].append((sub_ts[j], 0, j))
+    for q in queues.values():
+        q.sort(key=lambda item: (item[0], item[1]))  # a submission first on a tie
+    flusher = [j for j in range(len(sub_ts)) if sub_writer[j] < 0]
+    out, shift, wb_until, owner, pending, free = np.zeros(len(want)), {}, {}, {}, {}, 0.0
+    while True:
+        heads = [(q[0][0] + shift.get(wr, 0.0), wr) for wr, q in queues.items() if q]
+        t, wr = min(heads) if heads else (np.inf, None)
+        if flusher and sub_ts[flusher[0]] <= t:
+            j = flusher.pop(0)
+            at = float(sub_ts[j])
+        elif wr is not None and queues[wr][0][1] == 0:
+            j, at = queues[wr].pop(0)[2], t
+        elif wr is not None:
+            i = queues[wr].pop(0)[2]
+            k = w.dirty_key[i]
+            own_done = k in owner and owner[k][0] == wr and want[i] >= owner[k][1]
+            if k in wb_until and wb_until[k] > t and not own_done:
+                out[i] = wb_until[k] - t
+            shift[wr] = shift.get(wr, 0.0) + out[i] - recorded[i]
+            pending[k] = w.dirty_ino[i]
+            continue
+        else:
+            return out
+        keys = sorted(k for k, v in pending.items() if v == sub_ino[j])
+        start = max(at, free)
+        done = start + service[j]
+        if sub_deadline[j] >= 0:
+            done = min(done, sub_deadline[j] + (at - sub_ts[j]))
+        n_req = -(-len(keys) // per_request)
+        for n, k in enumerate(keys):
+            wb_until[k] = min(done, done - transfer[j] + transfer[j] * (n // per_request + 1) / n_req)
+            owner[k] = (sub_writer[j], sub_deadline[j]) if sub_deadline[j] >= 0 else (-1, 0)
+            del pending[k]
+        if keys:
+            free = done if serial else start + transfer[j]
 
 
 @pytest.mark.parametrize("seed", range(4))

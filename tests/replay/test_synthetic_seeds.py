@@ -10,14 +10,14 @@ import functools
 import numpy as np
 import pytest
 
-from advisor.replay import engine, synthetic
+from advisor.analyze import replay as engine
 
 TOLERANCE = 0.30
 
 
 def run(description: str, problem: str) -> dict[str, dict]:
     """policy id → metrics of one problem, for a synthetic workload."""
-    doc = engine.replay(synthetic.build(description), engine.select([problem], None))
+    doc = engine.replay(engine.synthetic(description), engine.select([problem], None))
     assert not doc["not_applicable"], doc["not_applicable"]
     assert doc["observed"] == {problem: {}}  # nothing is observed in a synthetic workload
     return {r["policy"]: r["metrics"] for r in doc["results"]}
@@ -145,7 +145,7 @@ def test_untar_direction():
 def test_untar_without_reservation_pressure_is_the_writer_alone():
     # With room for every reservation no ticket waits: both policies give the unhindered
     # writer's time, the one the workload's dirtying events were laid out on.
-    w = synthetic.build("untar:files=3000,total=16M,metadata_free=1T")
+    w = engine.synthetic("untar:files=3000,total=16M,metadata_free=1T")
     doc = engine.replay(w, engine.select(["btrfs-delalloc-overflush"], None))
     for r in doc["results"]:
         assert r["metrics"]["flush_space_count"] == 0 and r["metrics"]["reservation_waits"] == 0
@@ -153,7 +153,7 @@ def test_untar_without_reservation_pressure_is_the_writer_alone():
 
 
 def test_reservation_sizes_are_the_kernels():
-    from advisor.replay.btrfs_space import CREATE_ITEMS, delalloc_reservation, insert_size
+    from advisor.problems.btrfs_delalloc_overflush.space import CREATE_ITEMS, delalloc_reservation, insert_size
 
     # 16 KiB nodes: insert = 16K * 8 levels * 2 = 256 KiB per item; btrfs_create's 5 items.
     assert insert_size(16384, CREATE_ITEMS) == 1.25 * 2**20

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from tests.conftest import SAMPLES
+from tests.conftest import SAMPLES, manifest
 from tests.helpers import advisor
 
-#: The largest sample by events (manifest.json: 314,768 events, 5.35 s).
-LARGEST = "fio-ext4-v7-zstd.dat"
+#: The largest trace.dat sample by events (manifest.json).
+LARGEST = max((m for m in manifest() if m["kind"] == "trace.dat"), key=lambda m: m["event_count"])["file"]
 HOSTILE = "hostile-names-ext4-v7-zstd.dat"
 
 

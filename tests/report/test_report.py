@@ -4,15 +4,9 @@ from __future__ import annotations
 
 import re
 
-from tests.conftest import manifest
 from tests.report.conftest import HOSTILE, LARGEST
 
 TIME_CHARTS = {"dirty", "throughput", "latency", "latency-histogram", "spans", "waits"}
-
-
-def test_largest_sample_is_the_one_measured():
-    by_events = max((m for m in manifest() if m["kind"] == "trace.dat"), key=lambda m: m["event_count"])
-    assert by_events["file"] == LARGEST
 
 
 def test_report_of_the_largest_sample_has_every_part_and_stays_small(report_of):

@@ -1,0 +1,172 @@
+"""Run a workload under each problem's policies; mark the one the capture's own kernel
+follows, next to what the capture shows. Which kernels run which policy comes from
+each problem's rule file (its [kernel] table), the one place those versions are kept."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from advisor import problems
+from advisor.errors import UsageError
+from advisor.kernel import AffectedRange, kernel_status, parse_release
+from advisor.replay.workload import Workload
+from advisor.rules import load_rules
+
+MODELS = problems.models()
+
+# kernel_status → which policy that kernel runs: the fixed one unless it is affected.
+_OWN = {"affected": False, "fixed": True, "not-yet-affected": True}
+
+
+@dataclass
+class Selection:
+    problems: list[str]
+    policies: dict[str, list[str]]  # problem → policy ids
+
+
+def select(problems: list[str] | None, policy_args: list[str] | None) -> Selection:
+    """--problem ID (repeatable) and --policy ID=a,b: unknown ids are usage errors."""
+    chosen = list(problems) if problems else list(MODELS)
+    for p in chosen:
+        if p not in MODELS:
+            raise UsageError(f"unknown problem {p!r}; known: {', '.join(MODELS)}")
+    policies = {p: [x.id for x in MODELS[p].policies] for p in chosen}
+    for arg in policy_args or []:
+        problem, sep, ids = arg.partition("=")
+        if not sep or not ids:
+            raise UsageError(f"--policy takes PROBLEM=POLICY[,POLICY], not {arg!r}")
+        if problem not in MODELS:
+            raise UsageError(f"--policy: unknown problem {problem!r}; known: {', '.join(MODELS)}")
+        known = [x.id for x in MODELS[problem].policies]
+        wanted = [i.strip() for i in ids.split(",") if i.strip()]
+        for i in wanted:
+            if i not in known:
+                raise UsageError(f"--policy: {problem} has no policy {i!r}; it has {', '.join(known)}")
+        if problem not in chosen:
+            chosen.append(problem)
+        policies[problem] = wanted
+    return Selection(chosen, policies)
+
+
+def kernel_ranges() -> dict[str, AffectedRange]:
+    """problem → its affected kernel range, from the bundled rule files."""
+    return {r.id: r.kernel for r in load_rules(bundled_only=True) if r.id in MODELS}
+
+
+def own_policies(kernel: str | None, ranges: dict[str, AffectedRange] | None = None) -> dict[str, str | None]:
+    """problem → the policy the given kernel runs, None when its release cannot tell."""
+    if not kernel:
+        return {p: None for p in MODELS}
+    try:
+        release = parse_release(kernel)
+    except UsageError:
+        return {p: None for p in MODELS}
+    ranges = ranges if ranges is not None else kernel_ranges()
+    out = {}
+    for problem, model in MODELS.items():
+        status = kernel_status(release, ranges[problem]).status if problem in ranges else "unknown"
+        fixed = _OWN.get(status)
+        out[problem] = None if fixed is None else next(p.id for p in model.policies if p.fixed == fixed)
+    return out
+
+
+# Own-kernel replay further than this from what the capture shows is flagged: its
+# before/after figures are then estimates to read with that error in mind.
+FIDELITY_TOLERANCE = 0.25
+
+
+def replay(w: Workload, selection: Selection, kernel: str | None = None, measured: dict[str, dict] | None = None) -> dict:
+    """Every selected problem's policies on the workload. `measured`: problem → the
+    metrics its rule measured on the same capture, which fill the observed column wherever
+    a replayed metric has the same name."""
+    ranges = kernel_ranges()
+    own = own_policies(kernel or w.kernel, ranges)
+    results, observed, skipped, warnings = [], {}, {}, []
+    for problem in selection.problems:
+        model = MODELS[problem]
+        reason = model.not_applicable(w)
+        if reason:
+            skipped[problem] = reason
+            continue
+        rows = []
+        for pid in selection.policies[problem]:
+            policy = model.policy(pid)
+            rows.append({
+                "problem": problem,
+                "policy": policy.id,
+                "kernels": _label(ranges.get(problem), policy.fixed),
+                "code_path": policy.code_path,
+                "fixed": policy.fixed,
+                "own_kernel": own.get(problem) == policy.id,
+                "metrics": _plain(model.simulate(w, policy)),
+            })
+        # A synthetic workload (w.params: its description) has nothing observed.
+        names = {k for r in rows for k in r["metrics"]}
+        seen = {} if w.params else _plain(model.observed(w))
+        seen.update({k: v for k, v in ((measured or {}).get(problem) or {}).items() if k in names and _number(v)})
+        observed[problem] = seen
+        for r in rows:
+            if r["own_kernel"]:
+                r["own_kernel_error"] = own_kernel_error(r["metrics"], seen)
+                warnings += [f"{problem}: replayed under this kernel's own policy ({r['policy']}), {m} is "
+                             f"{e['predicted']:.4g} against {e['observed']:.4g} in the capture ({e['error']:+.0%}): "
+                             f"read this problem's before/after figures with that error in mind"
+                             for m, e in r["own_kernel_error"].items() if abs(e["error"]) > FIDELITY_TOLERANCE]
+        results += rows
+    return {"workload": w.summary(), "observed": observed, "not_applicable": skipped, "results": results, "warnings": warnings}
+
+
+def own_kernel_error(predicted: dict, observed: dict) -> dict:
+    """metric → predicted, observed and (predicted - observed) / observed, for every
+    metric both give a nonzero number for (counts, durations, bytes; not flags)."""
+    out = {}
+    for k, obs in observed.items():
+        pred = predicted.get(k)
+        if _number(pred) and _number(obs) and obs:
+            out[k] = {"predicted": pred, "observed": obs, "error": round((pred - obs) / obs, 4)}
+    return out
+
+
+def _number(v) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool)
+
+
+def measure(con, problems: list[str], views) -> dict[str, dict]:
+    """problem → the metrics its rule measures on this capture (the replay's observed column)."""
+    from advisor.rules import run_rule  # noqa: PLC0415
+
+    rules = {r.id: r for r in load_rules(bundled_only=True)}
+    return {p: run_rule(con, rules[p], None, views).metrics for p in problems if p in rules}
+
+
+def replay_store(con, label: str, problems: list[str] | None = None, policies: list[str] | None = None,
+                 kernel: str | None = None) -> dict | None:
+    """The replay of a store's workload with its own measurements as the observed column;
+    None when the capture has no page dirtying to replay."""
+    from advisor.replay.workload import from_store  # noqa: PLC0415
+    from advisor.views import attach  # noqa: PLC0415
+
+    views = attach(con)
+    workload = from_store(con, label, views=views)
+    if not len(workload.dirty_ts):
+        return None
+    selection = select(problems, policies)
+    return replay(workload, selection, kernel, measure(con, selection.problems, views))
+
+
+def _plain(metrics: dict) -> dict:
+    """numpy scalars → Python numbers, for JSON."""
+    return {k: (v.item() if hasattr(v, "item") else v) for k, v in metrics.items()}
+
+
+def _label(rng: AffectedRange | None, fixed: bool) -> str:
+    if rng is None:
+        return "fixed kernels" if fixed else "affected kernels"
+    return rng.policy_labels()[1 if fixed else 0]
+
+
+def synthetic(description: str) -> Workload:
+    """A synthetic workload (`--workload NAME[:key=value,...]`) among the problems' own."""
+    from advisor.replay import synthetic as builder  # noqa: PLC0415
+
+    return builder.build(description, problems.synthetic_workloads())

@@ -1,0 +1,33 @@
+"""Threshold fixtures of sync-flusher-stall: sync(2) while flusher threads run WB_SYNC_ALL work."""
+
+from __future__ import annotations
+
+from advisor.problems.fixtures import MS, T0, Case, Snippet
+
+def sync_stall(sync_ns: int, all_work_ns: int, flushers: int = 1) -> Snippet:
+    """sync(2) lasting sync_ns while each of `flushers` flusher threads (one per bdi: a sync
+    across that many filesystems) runs WB_SYNC_ALL work for all_work_ns."""
+    s = Snippet()
+    s.event(T0, "sync", 300, "sys_enter_sync", __syscall_nr=162)
+    for f in range(flushers):
+        comm, pid, bdi = f"kworker/u8:{2 + f}", 30 + f, f"7:{f}"
+        s.event(T0, comm, pid, "writeback_start", name=bdi, nr_pages=1024, sb_dev=0, sync_mode=1,
+                for_kupdate=0, range_cyclic=0, for_background=0, reason=2, cgroup_ino=1)
+        for i in range(3):
+            s.event(T0 + 2_000 + i, comm, pid, "writeback_single_inode", name=bdi, ino=100 + 10 * f + i, state=0,
+                    dirtied_when=0, writeback_index=0, nr_to_write=1024, wrote=4, cgroup_ino=1)
+        s.event(T0 + all_work_ns, comm, pid, "writeback_written", name=bdi, nr_pages=0, sb_dev=0,
+                sync_mode=1, for_kupdate=0, range_cyclic=0, for_background=0, reason=2, cgroup_ino=1)
+    s.event(T0 + sync_ns, "sync", 300, "sys_exit_sync", __syscall_nr=162, ret=0)
+    return s
+
+
+CASES = [
+    # two flushers (a sync across two filesystems) keep 2 x 0.999 s of WB_SYNC_ALL work in a 0.999 s sync
+    Case("sync-flusher-stall", "min_sync_seconds", "3.10.108", "3.11",
+         lambda: sync_stall(1_000 * MS, 1_000 * MS, flushers=2), lambda: sync_stall(999 * MS, 999 * MS, flushers=2)),
+    Case("sync-flusher-stall", "min_stall_seconds", "3.10.108", "3.11",
+         lambda: sync_stall(1_000 * MS, 1_000 * MS), lambda: sync_stall(1_000 * MS, 999 * MS)),
+    Case("sync-flusher-stall", "min_stall_fraction", "3.10.108", "3.11",
+         lambda: sync_stall(2_000 * MS, 1_000 * MS), lambda: sync_stall(2_002 * MS, 1_000 * MS)),
+]

@@ -1,0 +1,172 @@
+"""How fast the device drains a backlog of writeback: the rate a sweep of many dirty
+pages (a snapshot's flush, a sync) actually gets, which a request's own time in the
+device can hide.
+
+A throttle upstream of the request queue (blk-throttle, a cgroup's io.max) holds bios
+before block_bio_queue, so the device idles between short requests while writeback
+waits: on a 40 MiB/s io.max-capped loop device a snapshot's 118 MB were submitted in
+87 ms and completed over 2.84 s, each ~470 KiB request taking 2.7 ms in the device
+(877 MB/s of busy time, 42 MB/s drained). So the rate is measured over the periods when
+data was backlogged (at least BACKLOG_REQUESTS requests' worth submitted and not yet
+completed), and used when the device sat idle for most of them: there the limit is
+upstream of the device (the throttled snapshot's device was busy 5% of its backlogged
+time). A device busy through its backlog (92% on an unthrottled snapshot, 88% under an XFS
+sync) is its own limit, measured by its busy time; a latency-bound workload (fsyncs
+writing 16 KiB at a time) is never backlogged.
+
+When data was submitted is known from page-level events (btrfs's extent_writepage, the
+pages writeback_single_inode wrote), matched to completions in order; without them, from
+the kernel's count of pages under writeback (global_dirty_state's nr_writeback).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+# Backlogged: at least this many median requests' worth of data submitted, not completed.
+BACKLOG_REQUESTS = 4
+# Fewer requests completed while backlogged than this say too little about the rate.
+MIN_BACKLOGGED_REQUESTS = 16
+# The limit is upstream of the device when it was idle for most of the backlogged time.
+MAX_BUSY_WHILE_BACKLOGGED = 0.5
+# Submitted and completed data may differ (compression, writes of other devices in the
+# capture): beyond this ratio either way the matching in order means nothing.
+MAX_COVERAGE_RATIO = 2.0
+# Matched submissions must precede their requests: when more of the data than this is
+# matched to a submission after its request was issued, the submission events do not
+# describe the same flow (fsync-driven writes that no writeback event shows, or events
+# traced when a submission ends, as writeback_single_inode is).
+MAX_LATE_MATCHED = 0.10
+
+
+def busy_ns(start: np.ndarray, end: np.ndarray) -> float:
+    """Length of the union of [start, end) intervals (start sorted): time with IO in flight."""
+    reach = np.maximum.accumulate(end)
+    # A new busy period starts where a request begins after everything before it ended.
+    gap_before = np.concatenate(([True], start[1:] > reach[:-1]))
+    idx = np.flatnonzero(gap_before)
+    period_end = np.concatenate((reach[idx[1:] - 1], [reach[-1]]))
+    return float((period_end - start[idx]).sum())
+
+
+def drained_rate(con, views, start, end, nbytes, meta) -> tuple[float, str] | None:
+    """(bytes/s, how it was measured) over the backlogged periods, or None when the
+    capture shows no backlog (or cannot tell when data was submitted)."""
+    data = ~meta
+    if data.sum() < MIN_BACKLOGGED_REQUESTS:
+        return None
+    order = np.argsort(end[data], kind="stable")
+    c_start, c_end, c_bytes = start[data][order], end[data][order], nbytes[data][order]
+    threshold = BACKLOG_REQUESTS * float(np.median(c_bytes))
+    matched = _fifo_submission(con, views, c_start, c_bytes)
+    if matched is not None:
+        sub_at, what = matched
+        windows = _backlogged(np.minimum(sub_at, c_start), c_end, c_bytes, threshold)
+    else:
+        windows, what = _counter_windows(con, views, c_end, c_bytes, threshold), \
+            "the kernel's count of pages under writeback (global_dirty_state nr_writeback)"
+    if windows is None:
+        return None
+    lo, hi = windows
+    if _overlap(lo, hi, *_merged(start, end)) > MAX_BUSY_WHILE_BACKLOGGED * float((hi - lo).sum()):
+        return None  # the device itself was the limit
+    # Every write completed inside the windows (metadata too: a throttle holds it back
+    # alike; XFS wrote 256 MB of log and inode clusters beside 491 MB of data under one
+    # sync), over the windows' length.
+    by_end = np.argsort(end, kind="stable")
+    all_end, done = end[by_end], np.concatenate(([0.0], np.cumsum(nbytes[by_end])))
+    first, last = np.searchsorted(all_end, lo, side="right"), np.searchsorted(all_end, hi, side="right")
+    n, completed, length = (last - first).sum(), (done[last] - done[first]).sum(), float((hi - lo).sum())
+    if n < MIN_BACKLOGGED_REQUESTS or length <= 0:
+        return None
+    return completed * 1e9 / length, what
+
+
+def _merged(start: np.ndarray, end: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The union of [start, end) intervals as sorted disjoint intervals."""
+    order = np.argsort(start, kind="stable")
+    start, end = start[order], end[order]
+    reach = np.maximum.accumulate(end)
+    new = np.concatenate(([True], start[1:] > reach[:-1]))
+    idx = np.flatnonzero(new)
+    return start[idx], np.concatenate((reach[idx[1:] - 1], [reach[-1]]))
+
+
+def _overlap(a_lo, a_hi, b_lo, b_hi) -> float:
+    """Total length of the intersection of two sets of sorted disjoint intervals."""
+    total, j = 0.0, 0
+    for lo, hi in zip(a_lo, a_hi):
+        while j < len(b_hi) and b_hi[j] <= lo:
+            j += 1
+        k = j
+        while k < len(b_lo) and b_lo[k] < hi:
+            total += max(0, min(hi, b_hi[k]) - max(lo, b_lo[k]))
+            k += 1
+    return total
+
+
+def _backlogged(pending_start, pending_end, pending_bytes, threshold) -> tuple[np.ndarray, np.ndarray] | None:
+    """The intervals during which at least `threshold` bytes were pending."""
+    t = np.concatenate((pending_start, pending_end))
+    delta = np.concatenate((pending_bytes, -pending_bytes))
+    order = np.lexsort((delta, t))  # at one instant, completions before submissions
+    t, level = t[order], np.cumsum(delta[order])
+    above = level >= threshold
+    if not above.any():
+        return None
+    # An interval runs from each step that rises to the threshold to the next that falls below.
+    rise = np.flatnonzero(above & np.concatenate(([True], ~above[:-1])))
+    fall = np.flatnonzero(~above & np.concatenate(([False], above[:-1])))
+    ends = np.concatenate((t[fall], [t[-1]]))[: len(rise)]
+    return t[rise], ends
+
+
+def _counter_windows(con, views, c_end, c_bytes, threshold) -> tuple[np.ndarray, np.ndarray] | None:
+    """Intervals between consecutive global_dirty_state samples that both count at least
+    `threshold` bytes under writeback, and at least as much as this device completed
+    meanwhile (the counter is global: pages stuck under writeback on another device must
+    not make this one look backlogged), with completions in them."""
+    if not views.met("dirty_state.nr_writeback"):
+        return None
+    r = con.execute("SELECT ts, nr_writeback * page_bytes() AS wb FROM dirty_state ORDER BY ts").fetchnumpy()
+    ts, wb = np.asarray(r["ts"], np.int64), np.asarray(r["wb"], np.float64)
+    if len(ts) < 2:
+        return None
+    done = np.concatenate(([0.0], np.cumsum(c_bytes)))
+    first, last = np.searchsorted(c_end, ts[:-1], side="right"), np.searchsorted(c_end, ts[1:], side="right")
+    completed = done[last] - done[first]
+    ok = (wb[:-1] >= threshold) & (wb[1:] >= threshold) & (wb[:-1] >= completed) & (completed > 0)
+    return (ts[:-1][ok], ts[1:][ok]) if ok.any() else None
+
+
+def _submissions(con, views) -> tuple[np.ndarray, np.ndarray, str] | None:
+    """When data was handed to the block layer, before anything holds it back: btrfs's
+    per-page extent_writepage, else the pages each inode writeback wrote."""
+    sources = (("pages_written", "SELECT ts, page_bytes() AS bytes FROM pages_written WHERE ino <> 1 ORDER BY ts",
+                "pages submitted (extent_writepage)"),
+               ("inode_writeback.wrote", "SELECT ts, wrote * page_bytes() AS bytes FROM inode_writeback "
+                "WHERE kind = 'written' AND wrote > 0 ORDER BY ts", "pages each inode writeback wrote (writeback_single_inode)"))
+    for need, sql, what in sources:
+        if views.met(need):
+            r = con.execute(sql).fetchnumpy()
+            if len(r["ts"]) >= 2:
+                return np.asarray(r["ts"], np.int64), np.asarray(r["bytes"], np.float64), what
+    return None
+
+
+def _fifo_submission(con, views, c_start: np.ndarray, c_bytes: np.ndarray) -> tuple[np.ndarray, str] | None:
+    """For each completed data request (in completion order), when its data was submitted,
+    matching submissions to completions in order; None when the two do not match up."""
+    subs = _submissions(con, views)
+    if subs is None:
+        return None
+    sub_ts, sub_bytes, what = subs
+    ratio = sub_bytes.sum() / c_bytes.sum()
+    if not (1 / MAX_COVERAGE_RATIO <= ratio <= MAX_COVERAGE_RATIO):
+        return None
+    completed_before = np.concatenate(([0.0], np.cumsum(c_bytes)[:-1])) * ratio
+    k = np.minimum(np.searchsorted(np.cumsum(sub_bytes), completed_before, side="right"), len(sub_ts) - 1)
+    late = sub_ts[k] > c_start
+    if c_bytes[late].sum() > MAX_LATE_MATCHED * c_bytes.sum():
+        return None
+    return sub_ts[k], what

@@ -1,0 +1,135 @@
+"""Domain views: what rules, replay and report read, built from whatever the capture has.
+
+`attach(con)` creates one temporary view per domain object on a store's connection
+(sync_ops, fsync_ops, snapshot_ops, write_ops, dirtying, pages_written, inode_writeback,
+writeback_works, page_waits, dirty_state, reclaim, flush_space, commits,
+block_requests), each filled from the best of its event sources the capture recorded,
+plus `capture_views`: per view, the source used, its rows' meaning and what it cannot
+show. Nothing above this package names a raw event table.
+
+A need is a view ("fsync_ops") or one of its columns ("fsync_ops.dur_ns"): met when the
+view has a source here that fills it. `unmet(needs)` says, for each need that is not
+met, what would meet it.
+"""
+
+from __future__ import annotations
+
+import shlex
+from dataclasses import dataclass
+
+from advisor.store.ddl import ident
+from advisor.views import block, filesystems, macros, ops, pagecache, reclaim
+from advisor.views.filesystems import Filesystems
+from advisor.views.model import Built, Column, Source, View, build
+from advisor.views.present import Present
+
+CATALOG: dict[str, View] = {v.name: v for v in (*ops.VIEWS, *pagecache.VIEWS, *reclaim.VIEWS, *filesystems.VIEWS, *block.VIEWS)}
+# Every event and store table some view reads (their columns are looked up once).
+CATALOG_EVENTS = {e for v in CATALOG.values() for s in v.sources for e in (*(n for g in s.events for n in g), *s.recording)}
+CATALOG_EVENTS |= set(ops.FSYNC_FILE_EVENTS) | {"block:block_rq_insert", "block:block_bio_queue"}
+CATALOG_TABLES = tuple(t for v in CATALOG.values() for s in v.sources for t in s.tables)
+
+
+def check_need(need: str) -> str | None:
+    """Why a need names no view or column of the catalog (for rule files), or None."""
+    view, _, column = need.partition(".")
+    if view not in CATALOG:
+        return f"unknown view {view!r} (views: {', '.join(CATALOG)})"
+    if column and CATALOG[view].column(column) is None:
+        return f"view {view!r} has no column {column!r}"
+    return None
+
+
+def record_events(needs: list[str], available: set[str] | None = None) -> list[str]:
+    """The events to record so that every need can be met (best sources), each once;
+    with `available` (the running kernel's events), under the name it gives them
+    (writeback_dirty_page before 5.16, writeback_dirty_folio from 5.16)."""
+    out: dict[str, None] = {}
+    for need in needs:
+        view = CATALOG[need.partition(".")[0]]
+        for e in build(view, Present()).record():
+            out.setdefault(_kernels_name(e, available))
+    return list(out)
+
+
+def _kernels_name(name: str, available: set[str] | None) -> str:
+    if available is None or name in available:
+        return name
+    for group in (g for v in CATALOG.values() for s in v.sources for g in s.events if name in g):
+        found = next((n for n in group if n in available), None)
+        if found:
+            return found
+    return name
+
+
+# Per-CPU ring buffer for the recording commands (KiB): absorbs the bursts of page-granular
+# events (1-3 M/s under a fast writer) between trace-cmd's reads.
+RECORD_BUFFER_KB = 65536
+
+
+def record_command(events: list[str], duration: float = 30, output: str = "writeback.dat") -> str:
+    """The trace-cmd line that records these events (what a finding lacks)."""
+    argv = ["trace-cmd", "record", "-b", str(RECORD_BUFFER_KB), "-o", output]
+    for name in events:
+        argv += ["-e", name]
+    return shlex.join(argv + ["sleep", f"{duration:g}"])
+
+
+@dataclass
+class Unmet:
+    need: str
+    why: str  # what the capture lacks, in words
+    record: list[str]  # events that would meet it
+
+
+@dataclass
+class Views:
+    present: Present
+    built: dict[str, Built]
+    filesystems: Filesystems
+
+    def met(self, need: str) -> bool:
+        view, _, column = need.partition(".")
+        b = self.built[view]
+        return b.available and (not column or b.fills(column))
+
+    def unmet(self, needs) -> list[Unmet]:
+        out = []
+        for need in dict.fromkeys(needs):
+            if self.met(need):
+                continue
+            view, _, column = need.partition(".")
+            b = self.built[view]
+            why = (f"{view}.{column}: {b.source} does not show it ({b.lacks})" if b.available
+                   else f"{view}: {b.lacks or 'no source recorded'}")
+            out.append(Unmet(need, why, b.record()))
+        return out
+
+    def summary(self) -> list[dict]:
+        """Per view: the source used, what it cannot show, and what to record for more."""
+        return [{"view": name, "source": b.source, "available": b.available, "lacks": b.lacks or None,
+                 "record": b.record()} for name, b in self.built.items()]
+
+
+def attach(con, hide: frozenset[str] = frozenset()) -> Views:
+    """Create the macros and every domain view on this connection (temporary: the store
+    itself stays read-only) and return what each view is built from. `hide`: events
+    ("system:event") to build the views without, as if the capture had not recorded them."""
+    macros.create(con)
+    present = Present.of(con, CATALOG_EVENTS | filesystems.BDI_EVENTS, CATALOG_TABLES, hide)
+    built = {name: build(view, present) for name, view in CATALOG.items()}
+    for name, b in built.items():
+        con.execute(f"CREATE OR REPLACE TEMP VIEW {ident(name)} AS {b.sql(present)}")
+    views = Views(present, built, filesystems.filesystems(con, present))
+    rows = [(s["view"], s["source"], s["available"], s["lacks"] or "", ", ".join(s["record"])) for s in views.summary()]
+    con.execute("CREATE OR REPLACE TEMP TABLE capture_views (view VARCHAR, source VARCHAR, available BOOLEAN, lacks VARCHAR, record VARCHAR)")
+    con.executemany("INSERT INTO capture_views VALUES (?, ?, ?, ?, ?)", rows)
+    fs_rows = [(fs, "; ".join(ev)) for fs, ev in views.filesystems.shown.items()]
+    fs_rows += [("unknown", f"bdi {b}") for b in views.filesystems.other_bdis]
+    con.execute("CREATE OR REPLACE TEMP TABLE capture_filesystems (fs VARCHAR, evidence VARCHAR)")
+    if fs_rows:
+        con.executemany("INSERT INTO capture_filesystems VALUES (?, ?)", fs_rows)
+    return views
+
+
+__all__ = ["CATALOG", "Built", "Column", "Filesystems", "Source", "Unmet", "View", "Views", "attach", "check_need", "record_command", "record_events"]

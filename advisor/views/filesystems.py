@@ -1,0 +1,117 @@
+"""Filesystem activity: btrfs space-reclaim flushing, transaction and journal commits,
+and which filesystems the capture shows at all.
+
+btrfs registers a bdi of its own per filesystem, named "btrfs-N"; ext4 and XFS write
+through the block device's bdi, named "MAJ:MIN" (7:0 for /dev/loop0). So the bdi names
+in writeback events tell a btrfs capture from another even when no btrfs event was
+recorded; a filesystem's own events (btrfs:*, ext4:*/jbd2:*, xfs:*) name it outright.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from advisor.store.ddl import ident
+from advisor.views.model import Column, Source, View
+from advisor.views.present import Present
+
+_FLUSH_SPACE = """
+SELECT ts, pid, comm, CAST(num(flags) AS UBIGINT) AS flags, num_bytes, num(state) AS state,
+       sym('btrfs_flush_space', 'state', state) AS state_name, ret, lag(ts) OVER (PARTITION BY pid ORDER BY ts) AS prev_ts
+FROM {t}"""
+
+FLUSH_SPACE = View(
+    "flush_space",
+    "btrfs space-reclaim flush steps (btrfs_flush_space, traced when a step ends)",
+    (Column("ts", "BIGINT", "the step's end, ns"), Column("pid", "INTEGER", "the flushing task"), Column("comm", "VARCHAR", "its name"),
+     Column("flags", "UBIGINT", "space kind (data / metadata / system)"),
+     Column("num_bytes", "UBIGINT", "bytes the step was asked to free; 18446744073709551615 ((u64)-1): as much as there is"),
+     Column("state", "BIGINT", "flush state as recorded"),
+     Column("state_name", "VARCHAR", "its name (FLUSH_DELALLOC, ALLOC_CHUNK, ...), from the capture's own print format"),
+     Column("ret", "INTEGER", "the step's result"),
+     Column("prev_ts", "BIGINT", "the same task's previous step, ns: the latest this step can have begun")),
+    (Source("btrfs_flush_space", (("btrfs:btrfs_flush_space",),), lambda t, p: _FLUSH_SPACE.format(t=t[0]),
+            fields=(("flags", "num_bytes", "state", "ret"),)),),
+)
+
+
+def _btrfs_commits(tables: list[str], present: Present) -> str:
+    return (f"SELECT 'btrfs' AS fs, NULL::BIGINT AS start_ts, ts AS end_ts, NULL::BIGINT AS dur_ns, pid, comm, "
+            f"CAST(generation AS UBIGINT) AS transaction FROM {tables[0]}")
+
+
+def _jbd2_commits(tables: list[str], present: Present) -> str:
+    start, end = tables
+    return f"""
+        SELECT 'ext4' AS fs, s.ts AS start_ts, e.ts AS end_ts, e.ts - s.ts AS dur_ns, s.pid, s.comm, CAST(s.transaction AS UBIGINT) AS transaction
+        FROM {start} s LEFT JOIN {end} e ON e.dev = s.dev AND e.transaction = s.transaction AND e.ts >= s.ts"""
+
+
+COMMITS = View(
+    "commits",
+    "filesystem commits: btrfs transaction commits (their end) and ext4 journal (jbd2) commits",
+    (Column("fs", "VARCHAR", "btrfs or ext4"), Column("start_ts", "BIGINT", "commit start, ns (jbd2 only)"),
+     Column("end_ts", "BIGINT", "commit end, ns"), Column("dur_ns", "BIGINT", "end_ts - start_ts (jbd2 only)"),
+     Column("pid", "INTEGER", "the committing task"), Column("comm", "VARCHAR", "its name"),
+     Column("transaction", "UBIGINT", "transaction id / generation")),
+    (Source("btrfs_transaction_commit", (("btrfs:btrfs_transaction_commit",),), _btrfs_commits, fields=(("generation",),),
+            lacks="btrfs commits' start (btrfs_transaction_commit fires as a commit ends)"),
+     Source("jbd2 commits", (("jbd2:jbd2_start_commit",), ("jbd2:jbd2_end_commit",)), _jbd2_commits,
+            fields=(("dev", "transaction"), ("dev", "transaction")))),
+    combines=True,
+)
+
+VIEWS = (FLUSH_SPACE, COMMITS)
+
+# Events whose bdi name (column `name`) tells btrfs ("btrfs-1") from a block device's bdi.
+BDI_EVENTS = frozenset(("writeback:writeback_dirty_folio", "writeback:writeback_dirty_page", "writeback:writeback_single_inode",
+               "writeback:writeback_start", "writeback:writeback_written", "writeback:folio_wait_writeback",
+               "writeback:writeback_mark_inode_dirty", "writeback:writeback_dirty_inode"))
+_FS_SYSTEMS = {"btrfs": "btrfs", "ext4": "ext4", "jbd2": "ext4", "xfs": "xfs"}
+# Rows read per table to collect bdi names: a capture has a handful of devices.
+_BDI_SAMPLE_ROWS = 200_000
+
+
+@dataclass
+class Filesystems:
+    """Which filesystems the capture shows, each with its evidence, and the block-device
+    bdis whose filesystem it does not name."""
+
+    shown: dict[str, list[str]] = field(default_factory=dict)
+    other_bdis: list[str] = field(default_factory=list)
+    btrfs_events_recorded: bool = False
+
+    def knows_absent(self, fs: str) -> bool:
+        """Can the capture say `fs` was not there? Only when it shows something else,
+        or recorded that filesystem's events and none fired."""
+        if fs in self.shown:
+            return False
+        if fs == "btrfs":  # its own bdi names it wherever writeback events are recorded
+            return bool(self.shown or self.other_bdis or self.btrfs_events_recorded)
+        # A block-device bdi (7:0) may be this filesystem without its events recorded.
+        return bool(self.shown) and not self.other_bdis
+
+    def describe(self) -> str:
+        parts = [f"{fs} ({', '.join(ev)})" for fs, ev in sorted(self.shown.items())]
+        if self.other_bdis:
+            parts.append(f"a block-device filesystem on bdi {', '.join(self.other_bdis)}")
+        return "; ".join(parts) or "no filesystem activity"
+
+
+def filesystems(con, present: Present) -> Filesystems:
+    out = Filesystems()
+    for system, n in present.systems_with_rows().items():
+        if system in _FS_SYSTEMS:
+            out.shown.setdefault(_FS_SYSTEMS[system], []).append(f"{n:,} {system} events")
+    out.btrfs_events_recorded = any(k.startswith("btrfs:") for k in present.tables)
+    bdis: set[str] = set()
+    for name in sorted(BDI_EVENTS):
+        found = present.find(name)
+        if found and found[1] and present.has_fields(name, ("name",)):
+            rows = con.execute(f"SELECT DISTINCT name FROM (SELECT name FROM {ident(found[0])} LIMIT {_BDI_SAMPLE_ROWS})").fetchall()
+            bdis |= {r[0] for r in rows if r[0]}
+    btrfs_bdis = sorted(b for b in bdis if b.startswith("btrfs-"))
+    if btrfs_bdis:
+        out.shown.setdefault("btrfs", []).append(f"bdi {', '.join(btrfs_bdis)}")
+    out.other_bdis = sorted(b for b in bdis if not b.startswith("btrfs-"))
+    return out

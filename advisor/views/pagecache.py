@@ -1,0 +1,158 @@
+"""The page cache: pages dirtied, pages and inodes written back, the flusher's work,
+waits on pages under writeback, the global dirty counters.
+
+Kernels renamed these events: 5.16 `writeback_dirty_page` → `writeback_dirty_folio` and
+`wait_on_page_writeback` → `folio_wait_writeback`; 6.x btrfs `__extent_writepage` →
+`extent_writepage`. Each view lists every name; the capture's own is used.
+"""
+
+from __future__ import annotations
+
+from advisor.views.model import Column, Source, View
+from advisor.views.present import Present
+
+_TS = Column("ts", "BIGINT", "ns on the capture's clock")
+_TASK = (Column("pid", "INTEGER", "the task"), Column("comm", "VARCHAR", "its name"))
+
+
+def _select(cols: str):
+    """A source that reads one table: SELECT cols FROM it."""
+    return lambda tables, present: f"SELECT {cols} FROM {tables[0]}"
+
+
+DIRTYING = View(
+    "dirtying",
+    "pages (folios) dirtied: one row per folio made dirty",
+    (_TS, *_TASK, Column("bdi", "VARCHAR", "the backing device's name (btrfs-1, 7:0)"),
+     Column("ino", "UBIGINT", "inode"), Column("index", "UBIGINT", "page index in the file (x page size = offset)")),
+    (Source("writeback_dirty_folio", (("writeback:writeback_dirty_folio", "writeback:writeback_dirty_page"),),
+            lambda t, p: f'SELECT ts, pid, comm, {t[0].opt("name", "bdi")}, ino, "index" FROM {t[0]}',
+            fields=(("ino", "index"),), optional=(("bdi", "name"),),
+            lacks="the folio's size (one event per folio: a 16 KiB folio counts once)"),),
+)
+
+PAGES_WRITTEN = View(
+    "pages_written",
+    "pages written back, one row per page (btrfs extent_writepage)",
+    (_TS, *_TASK, Column("ino", "UBIGINT", "inode"), Column("index", "UBIGINT", "page index"),
+     Column("root", "UBIGINT", "btrfs subvolume (root objectid)")),
+    (Source("extent_writepage", (("btrfs:extent_writepage", "btrfs:__extent_writepage"),),
+            _select('ts, pid, comm, ino, "index", root_objectid AS root'), fields=(("ino", "index", "root_objectid"),)),
+     Source("extent_writepage", (("btrfs:extent_writepage", "btrfs:__extent_writepage"),),
+            _select('ts, pid, comm, ino, "index"'), fields=(("ino", "index"),), provides=("ts", "pid", "comm", "ino", "index"),
+            lacks="the subvolume of each page")),
+)
+
+
+def _inode_written(tables, present: Present) -> str:
+    t = tables[0]
+    return (f"SELECT ts, pid, comm, {t.opt('name', 'bdi')}, ino, {t.opt('wrote', type_='BIGINT')}, "
+            f"{t.first('nr_to_write', 'BIGINT', 'nr_to_write', 'to_write')}, "
+            f"{t.first('writeback_index', 'UBIGINT', 'writeback_index', 'index')}, 'written' AS kind FROM {t}")
+
+
+def _inode_completed(tables, present: Present) -> str:
+    return f"SELECT ts, pid, comm, ino, 'completed' AS kind FROM {tables[0]}"
+
+
+INODE_WRITEBACK = View(
+    "inode_writeback",
+    "inodes written back: by the writeback code (kind 'written', writeback_single_inode) "
+    "or seen leaving writeback when their IO completed (kind 'completed', sb_clear_inode_writeback)",
+    (_TS, *_TASK, Column("bdi", "VARCHAR", "backing device"), Column("ino", "UBIGINT", "inode"),
+     Column("wrote", "BIGINT", "pages written in this pass"), Column("nr_to_write", "BIGINT", "pages left to write in the work"),
+     Column("writeback_index", "UBIGINT", "where the next cyclic pass starts (page index)"),
+     Column("kind", "VARCHAR", "'written' or 'completed'")),
+    (Source("writeback_single_inode", (("writeback:writeback_single_inode",),), _inode_written, fields=(("ino",),),
+            optional=(("bdi", "name"), ("wrote", "wrote"), ("nr_to_write", "nr_to_write|to_write"),
+                      ("writeback_index", "writeback_index|index"))),
+     Source("sb_clear_inode_writeback", (("writeback:sb_clear_inode_writeback",),), _inode_completed, fields=(("ino",),),
+            provides=("ts", "pid", "comm", "ino", "kind"),
+            lacks="completions only: who wrote the inode and how many pages are not shown")),
+    combines=True,
+)
+
+
+def _works(tables, present: Present) -> str:
+    """writeback_start / writeback_written bracket one work item in wb_writeback(); a
+    flusher worker runs one at a time, so a start pairs with the next written of the same
+    pid. Text captures print reason by name and kupdate/background for the for_ fields."""
+    st, dn = tables
+    return f"""
+        SELECT st.pid, st.comm, st.bdi, st.sync_mode,
+               CASE st.sync_mode WHEN 1 THEN 'WB_SYNC_ALL' WHEN 0 THEN 'WB_SYNC_NONE' END AS sync_mode_name,
+               TRY_CAST(st.reason AS INTEGER) AS reason, sym('writeback_start', 'reason', st.reason) AS reason_name,
+               st.for_kupdate, st.for_background, st.range_cyclic, st.nr_pages,
+               st.ts AS start_ts, dn.ts AS end_ts, dn.ts - st.ts AS dur_ns
+        FROM (SELECT ts, pid, comm, {st.opt('name', 'bdi')}, sync_mode, reason,
+                     {st.first('for_kupdate', 'INTEGER', 'for_kupdate', 'kupdate')},
+                     {st.first('for_background', 'INTEGER', 'for_background', 'background')},
+                     {st.opt('range_cyclic', type_='INTEGER')}, {st.opt('nr_pages', type_='BIGINT')} FROM {st}) st
+        ASOF LEFT JOIN (SELECT ts, pid, sync_mode FROM {dn}) dn ON dn.pid = st.pid AND dn.sync_mode = st.sync_mode AND dn.ts >= st.ts"""
+
+
+WRITEBACK_WORKS = View(
+    "writeback_works",
+    "the flusher's work items (background, periodic, sync ...), start to end",
+    (*_TASK, Column("bdi", "VARCHAR", "backing device"), Column("sync_mode", "INTEGER", "0 WB_SYNC_NONE, 1 WB_SYNC_ALL"),
+     Column("sync_mode_name", "VARCHAR", "WB_SYNC_NONE or WB_SYNC_ALL"),
+     Column("reason", "INTEGER", "enum wb_reason as recorded"), Column("reason_name", "VARCHAR", "its name (background, sync, ...)"),
+     Column("for_kupdate", "INTEGER", "periodic writeback"), Column("for_background", "INTEGER", "background writeback"),
+     Column("range_cyclic", "INTEGER", "cyclic pass"), Column("nr_pages", "BIGINT", "pages the work asks for"),
+     Column("start_ts", "BIGINT", "writeback_start, ns"), Column("end_ts", "BIGINT", "writeback_written, ns"),
+     Column("dur_ns", "BIGINT", "end_ts - start_ts")),
+    (Source("writeback_start/writeback_written", (("writeback:writeback_start",), ("writeback:writeback_written",)), _works,
+            fields=(("sync_mode", "reason"), ("sync_mode",)), optional=(("bdi", "name"), ("nr_pages", "nr_pages"))),),
+)
+
+
+PAGE_WAITS = View(
+    "page_waits",
+    "a task waiting for a page under writeback (folio_wait_writeback)",
+    (_TS, *_TASK, Column("bdi", "VARCHAR", "backing device"), Column("ino", "UBIGINT", "inode"), Column("index", "UBIGINT", "page index")),
+    (Source("folio_wait_writeback", (("writeback:folio_wait_writeback", "writeback:wait_on_page_writeback"),),
+            lambda t, p: f'SELECT ts, pid, comm, {t[0].opt("name", "bdi")}, {t[0].opt("ino", type_="UBIGINT")}, '
+                         f'{t[0].opt("index", type_="UBIGINT")} FROM {t[0]}',
+            optional=(("bdi", "name"), ("ino", "ino"), ("index", "index"))),),
+)
+
+# struct field → the name global_dirty_state's print format gives it
+_DIRTY_COUNTS = {"nr_dirty": "dirty", "nr_writeback": "writeback", "background_thresh": "bg_thresh", "dirty_thresh": "thresh",
+                 "dirty_limit": "limit", "nr_dirtied": "dirtied", "nr_written": "written"}
+
+def _dirty_state(tables, present: Present) -> str:
+    # global_dirty_state's print format names its fields differently ("dirty=%lu
+    # writeback=%lu bg_thresh=%lu thresh=%lu limit=%lu dirtied=%lu written=%lu"):
+    # text captures keep the printed names.
+    t = tables[0]
+    return "SELECT ts, " + ", ".join(t.first(c, "UBIGINT", c, printed) for c, printed in _DIRTY_COUNTS.items()) + f" FROM {t}"
+
+
+DIRTY_STATE = View(
+    "dirty_state",
+    "the global dirty page counters and limits (global_dirty_state), in pages",
+    (_TS, *(Column(c, "UBIGINT", "pages") for c in _DIRTY_COUNTS)),
+    (Source("global_dirty_state", (("writeback:global_dirty_state",),), _dirty_state,
+            optional=tuple((c, f"{c}|{printed}") for c, printed in _DIRTY_COUNTS.items())),),
+)
+
+# `pause` is how long balance_dirty_pages() put the writer to sleep, in ms (the tracepoint
+# converts jiffies: pause * 1000 / HZ); 0: not throttled this time.
+THROTTLING = View(
+    "throttling",
+    "writers throttled by balance_dirty_pages (dirty-page limits)",
+    (_TS, *_TASK, Column("bdi", "VARCHAR", "backing device"), Column("pause_ms", "BIGINT", "how long the writer was put to sleep, ms"),
+     Column("dirty_ratelimit", "UBIGINT", "the bdi's dirty rate limit, KiB/s")),
+    (Source("balance_dirty_pages", (("writeback:balance_dirty_pages",),),
+            lambda t, p: f"SELECT ts, pid, comm, {t[0].opt('bdi')}, pause AS pause_ms, {t[0].opt('dirty_ratelimit', type_='UBIGINT')} FROM {t[0]}",
+            fields=(("pause",),), optional=(("bdi", "bdi"), ("dirty_ratelimit", "dirty_ratelimit"))),),
+)
+
+EXECS = View(
+    "execs",
+    "programs tasks executed (sched_process_exec)",
+    (_TS, Column("pid", "INTEGER", "the task"), Column("filename", "VARCHAR", "the program executed")),
+    (Source("sched_process_exec", (("sched:sched_process_exec",),), _select("ts, pid, filename"), fields=(("filename",),)),),
+)
+
+VIEWS = (DIRTYING, PAGES_WRITTEN, INODE_WRITEBACK, WRITEBACK_WORKS, PAGE_WAITS, DIRTY_STATE, THROTTLING, EXECS)

@@ -1,0 +1,91 @@
+"""Syscalls from enter to exit, as one row each: the operations users wait on.
+
+Each enter takes the next event of its task and syscall, in capture order: an exit
+completes it, another enter means its exit was lost. If the capture lost the exit and
+the task entered the same syscall again first, the span stays open (end_ts NULL)
+rather than borrowing the later exit; spans still running when the capture ended are
+open too: their duration is unknown, not zero.
+
+Capture order is (ts, id): where the trace clock does not advance between two events
+(an emulated CPU's clock often doesn't), an exit and the task's next enter share a
+timestamp, and the ring buffer's order (id) tells them apart.
+"""
+
+from __future__ import annotations
+
+import re
+
+from advisor.store.ddl import ident
+from advisor.views.model import Column, Source
+from advisor.views.present import Present
+
+SPAN_COLUMNS = (
+    Column("pid", "INTEGER", "the calling task"),
+    Column("tgid", "INTEGER", "its process (thread group)"),
+    Column("comm", "VARCHAR", "the task's name"),
+    Column("syscall", "VARCHAR", "which call (fsync, fdatasync, ...)"),
+    Column("start_ts", "BIGINT", "entry, ns on the capture's clock"),
+    Column("end_ts", "BIGINT", "return, ns; NULL when the capture did not see it"),
+    Column("dur_ns", "BIGINT", "end_ts - start_ts, ns; NULL when open"),
+    Column("ret", "BIGINT", "return value (negative: -errno)"),
+    Column("complete", "BOOLEAN", "the return was seen"),
+)
+
+
+def syscall_events(syscalls: tuple[str, ...]) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    return (tuple(f"syscalls:sys_enter_{s}" for s in syscalls), tuple(f"syscalls:sys_exit_{s}" for s in syscalls))
+
+
+def span_sql(syscalls: tuple[str, ...], present: Present, where: str | None = None, extra: tuple[str, ...] = ()) -> str:
+    """The spans of every syscall of `syscalls` whose enter and exit were both recorded;
+    `where` filters the enter events' fields; `extra`: enter fields to keep (NULL when a
+    syscall's enter event lacks them)."""
+    enters, exits = [], []
+    for sc in syscalls:
+        e, x = present.find(f"syscalls:sys_enter_{sc}"), present.find(f"syscalls:sys_exit_{sc}")
+        if e is None or x is None:
+            continue
+        have = present.columns.get(e[0], set())
+        if where and not _fields_of(where) <= have:
+            continue
+        fields = "".join(f", {ident(f)}" if f in have else f", NULL AS {ident(f)}" for f in extra)
+        flt = f" WHERE {where}" if where else ""
+        enters.append(f"SELECT id, ts, pid, tgid, comm, '{sc}' AS syscall{fields} FROM {ident(e[0])}{flt}")
+        ret = "ret" if "ret" in present.columns.get(x[0], set()) else "NULL::BIGINT"
+        exits.append(f"SELECT id, ts, pid, {ret} AS ret, '{sc}' AS syscall FROM {ident(x[0])}")
+    if not enters:  # enters of one syscall and exits of another only
+        cols = [f"NULL::{c.type} AS {c.name}" for c in SPAN_COLUMNS] + [f"NULL AS {ident(f)}" for f in extra]
+        return f"SELECT {', '.join(cols)} WHERE false"
+    keep = "".join(f", e.{ident(f)}" for f in extra)
+    return f"""
+        WITH e AS ({" UNION ALL ".join(enters)}),
+             x AS ({" UNION ALL ".join(exits)}),
+             seq AS (SELECT id, ts, pid, syscall, false AS is_exit, NULL::BIGINT AS ret FROM e
+                     UNION ALL SELECT id, ts, pid, syscall, true, ret FROM x),
+             nxt AS (SELECT id, ts, pid, syscall, is_exit,
+                            lead(is_exit) OVER w AS next_is_exit, lead(ts) OVER w AS next_ts, lead(ret) OVER w AS next_ret
+                     FROM seq WINDOW w AS (PARTITION BY pid, syscall ORDER BY ts, id, is_exit))
+        SELECT e.pid, e.tgid, e.comm, e.syscall, e.ts AS start_ts,
+               CASE WHEN n.next_is_exit THEN n.next_ts END AS end_ts,
+               CASE WHEN n.next_is_exit THEN n.next_ts - e.ts END AS dur_ns,
+               CASE WHEN n.next_is_exit THEN n.next_ret END AS ret,
+               coalesce(n.next_is_exit, false) AS complete{keep}
+        FROM e JOIN nxt n ON NOT n.is_exit AND n.id = e.id AND n.ts = e.ts AND n.pid = e.pid AND n.syscall = e.syscall"""
+
+
+def _fields_of(where: str) -> set[str]:
+    """The field names a simple filter reads: "cmd IN (1, 2)" → {"cmd"}."""
+    return {w for w in re.findall(r"[a-z_][a-z0-9_]*", where) if w not in {"in", "and", "or", "not", "is", "null"}}
+
+
+def syscall_source(syscalls: tuple[str, ...], where: str | None = None, extra: tuple[str, ...] = (),
+                   lacks: str = "", fields: tuple[str, ...] = ()) -> Source:
+    """A view's source: these syscalls' enter/exit tracepoints."""
+    return Source(
+        label="syscalls " + "/".join(syscalls),
+        events=syscall_events(syscalls),
+        fields=(fields, ()) if fields else (),
+        sql=lambda tables, present: span_sql(syscalls, present, where, extra),
+        lacks=lacks,
+        recording=tuple(e for pair in zip(*syscall_events(syscalls)) for e in pair),
+    )
