@@ -125,3 +125,42 @@ def check_format(fmt: str) -> str:
     if fmt not in FORMATS:
         raise UsageError(f"unknown format {fmt!r} (choose from {', '.join(FORMATS)})")
     return fmt
+
+
+#: Statements whose result is rows to show (the others: CREATE, INSERT, SET,
+#: ... return a count or a flag).
+_ROWS = frozenset({"SELECT", "EXPLAIN", "PRAGMA", "CALL", "EXECUTE"})
+
+
+def statements(con, query: str) -> list:
+    try:
+        found = con.extract_statements(query)
+    except duckdb.Error as e:
+        raise QueryError(one_line(e)) from None
+    if not found:
+        raise UsageError("no SQL statement given")
+    return found
+
+
+def returns_rows(statement) -> bool:
+    return statement.type.name in _ROWS
+
+
+def run_statements(con, query: str, fmt: str, output: Path | None, max_rows: int) -> int:
+    """Run every ';'-separated statement in order. As a table on the terminal
+    every statement that returns rows is shown; a file or a csv/json/parquet
+    document holds one result, so more than one such statement is refused
+    before any runs. Returns the rows written."""
+    found = statements(con, query)
+    shown = [s for s in found if returns_rows(s)]
+    if len(shown) > 1 and (fmt != "table" or output is not None):
+        raise UsageError(
+            f"{len(shown)} statements return rows, but {'a file' if output else f'--format {fmt}'} holds one result: run them one at a time"
+        )
+    last = shown[-1] if shown else found[-1]
+    n = 0
+    for s in found:
+        cur = run_query(con, s)
+        if s is last or (returns_rows(s) and fmt == "table" and output is None):
+            n += write(cur, fmt, output, max_rows, con=con, query=s.query)
+    return n

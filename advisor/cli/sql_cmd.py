@@ -11,11 +11,12 @@ import typer
 from advisor.cli.console import warn
 from advisor.cli.progress import bytes_progress
 from advisor.cli.repl import Shell, dot_query
-from advisor.cli.results import check_format, run_query, write
+from advisor.cli.results import check_format, run_statements
 from advisor.errors import UsageError
-from advisor.store import open_store, store_for
-from advisor.views import attach
+from advisor.store import store_for
 from advisor.store.cache import is_store
+from advisor.store.sandbox import lock, open_sandboxed
+from advisor.views import attach
 
 
 def resolve_stores(traces: list[Path]) -> Path:
@@ -35,20 +36,31 @@ def resolve_stores(traces: list[Path]) -> Path:
 
 def sql(
     trace: Path = typer.Argument(..., help="A trace (ingested on first use) or a store (.duckdb)."),
-    query: Optional[str] = typer.Argument(None, help="SQL to run; omit for the interactive shell."),
+    query: Optional[str] = typer.Argument(None, help="SQL to run (';' between statements); omit for the interactive shell."),
     fmt: str = typer.Option("table", "--format", "-f", help="table, csv, json or parquet."),
     output: Optional[Path] = typer.Option(None, "-o", "--output", help="Write the result to a file."),
     max_rows: int = typer.Option(1000, "--max-rows", help="Rows shown by --format table."),
+    allow_write: list[str] = typer.Option(
+        [],
+        "--allow-write",
+        metavar="PATH",
+        help="Let COPY ... TO write this file (or EXPORT DATABASE this directory, named with a trailing '/');"
+        " queries read nothing but the store otherwise. Repeatable.",
+    ),
 ) -> None:
     """Run SQL over every event of a capture.
+
+    Queries run in a sandbox: the store read-only, no other file, no network, no extensions.
 
     Example: advisor sql sample_traces/fio-ext4-v7-zstd.dat "select event, count(*) from events group by 1"
     """
     fmt = check_format(fmt)
     store = resolve_stores([trace])
-    con = open_store(store)
-    attach(con)  # the domain views (sync_ops, dirtying, reclaim, ...) next to the event tables
+    writable = list(allow_write) + ([str(output)] if output is not None and fmt == "parquet" else [])
+    con = open_sandboxed(store, writable)
     try:
+        attach(con)  # the domain views (sync_ops, dirtying, reclaim, ...) next to the event tables
+        lock(con)
         if query is None and sys.stdin.isatty():
             Shell(con, max_rows).loop()
             return
@@ -60,7 +72,6 @@ def sql(
             query = dot_query(con, line)
             if query is None:
                 raise UsageError(f"unknown command {line!r}: .tables, .schema [NAME], .info and .stats work outside the shell")
-        cur = run_query(con, query)
-        write(cur, fmt, output, max_rows, con=con, query=query)
+        run_statements(con, query, fmt, output, max_rows)
     finally:
         con.close()
