@@ -1,3 +1,3 @@
-from advisor.cli.main import main
+from advisor.cli.entry import main
 
 main()

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import os
 import signal
 import sys
 
@@ -11,6 +12,7 @@ from rich.markup import escape
 
 from advisor.cli.analyze_cmd import analyze
 from advisor.cli.capture_cmd import capture
+from advisor.cli import signals
 from advisor.cli.console import err
 from advisor.cli.ingest_cmd import ingest
 from advisor.cli.io_cmd import io
@@ -53,33 +55,35 @@ INTERNAL_ERROR = 101
 
 
 def run(argv: list[str] | None = None) -> int:
-    """Run the CLI; user errors become one line on stderr and exit 2."""
+    """Run the CLI; user errors and environment faults become one line on
+    stderr and exit 2; signals 130 (SIGINT) or 143 (SIGTERM)."""
     try:
         # Without standalone mode Click hands back typer.Exit codes as the result.
         code = app(args=argv, prog_name="advisor", standalone_mode=False)
+        if signals.received is not None and code == 130:
+            # Typer hands a Ctrl-C (or our SIGTERM) back as a silent 130.
+            return _interrupted(signals.received)
         return code if isinstance(code, int) else 0
-    except AdvisorError as e:
-        err.print(f"[red]advisor: error:[/] {escape(str(e))}", markup=True, highlight=False, soft_wrap=True)
-        return e.exit_code
     except typer.Exit as e:
+        if signals.received is not None and e.exit_code == 130:
+            return _interrupted(signals.received)
         return e.exit_code
-    except typer.Abort:
-        err.print("aborted")
-        return 130
-    except KeyboardInterrupt as e:
-        err.print("interrupted")
-        return 143 if isinstance(e, _Terminated) else 130
-    except typer.TyperException as e:
-        # Click's own errors (unknown option, missing argument, no command).
-        if type(e).__name__ == "NoArgsIsHelpError":
-            e.show(file=sys.stderr)
-            return 0
-        message = e.format_message() if hasattr(e, "format_message") else str(e)
-        ctx = getattr(e, "ctx", None)
-        hint = f" (see `{ctx.command_path} --help`)" if ctx is not None else ""
-        err.print(f"[red]advisor: error:[/] {message}{hint}", markup=True, highlight=False, soft_wrap=True)
-        return getattr(e, "exit_code", 2) or 2
-    except Exception as e:  # noqa: BLE001 - the last line of defence
+    except (KeyboardInterrupt, typer.Abort):
+        return _interrupted(signals.received or signal.SIGINT)
+    except BaseException as e:  # noqa: BLE001 - the last line of defence
+        if signals.received is not None:
+            return _interrupted(signals.received)
+        if isinstance(e, AdvisorError):
+            _error(str(e))
+            return e.exit_code
+        if isinstance(e, typer.TyperException):
+            return _click_error(e)
+        fault = environment_fault(e)
+        if fault is not None:
+            _error(fault)
+            return 2
+        if not isinstance(e, Exception):
+            raise
         import traceback
 
         traceback.print_exc()
@@ -87,18 +91,72 @@ def run(argv: list[str] | None = None) -> int:
         return INTERNAL_ERROR
 
 
-class _Terminated(KeyboardInterrupt):
-    """SIGTERM (`kill`), unwound like Ctrl-C so that clean-up runs (an
-    ingest removes its temporary store; see store/ingest.py)."""
+def environment_fault(e: BaseException) -> str | None:
+    """One line for a fault of the machine rather than of the advisor: a
+    file that cannot be written or read (full disk, read-only file system,
+    permissions), or DuckDB failing to write its file or get memory."""
+    if isinstance(e, OSError):
+        where = e.filename or ""
+        why = e.strerror or type(e).__name__
+        return f"{where}: {why}" if where else why
+    if isinstance(e, MemoryError):
+        return "out of memory"
+    import duckdb
+
+    if isinstance(e, (duckdb.IOException, duckdb.OutOfMemoryException, duckdb.PermissionException)):
+        return str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+    return None
 
 
-def _on_sigterm(_signum, _frame) -> None:
-    raise _Terminated()
+def _error(message: str) -> None:
+    err.print(f"[red]advisor: error:[/] {escape(message)}", markup=True, highlight=False, soft_wrap=True)
+
+
+def _interrupted(signum: int) -> int:
+    err.print("interrupted")
+    return 128 + int(signum)
+
+
+def _click_error(e) -> int:
+    # Click's own errors (unknown option, missing argument, no command).
+    if type(e).__name__ == "NoArgsIsHelpError":
+        e.show(file=sys.stderr)
+        return 0
+    message = e.format_message() if hasattr(e, "format_message") else str(e)
+    ctx = getattr(e, "ctx", None)
+    hint = f" (see `{ctx.command_path} --help`)" if ctx is not None else ""
+    err.print(f"[red]advisor: error:[/] {message}{hint}", markup=True, highlight=False, soft_wrap=True)
+    return getattr(e, "exit_code", 2) or 2
 
 
 def main() -> None:
-    signal.signal(signal.SIGTERM, _on_sigterm)
-    sys.exit(run())
+    signals.install()
+    try:
+        code = run()
+        # Results may still sit in stdout's buffer: a full disk or a closed
+        # pipe shows up here, not in the command.
+        sys.stdout.flush()
+    except KeyboardInterrupt:
+        code = _interrupted(signals.received or signal.SIGINT)
+    except OSError as e:
+        code = _stdout_failed(e)
+    # No signal may interrupt the interpreter's own shutdown (a traceback from
+    # an atexit hook or a flush): the exit code is decided.
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, signal.SIG_IGN)
+    sys.exit(code)
+
+
+def _stdout_failed(e: OSError) -> int:
+    # Nothing more can reach stdout; Python would try again at exit.
+    try:
+        sys.stdout = open(os.devnull, "w")
+    except OSError:
+        pass
+    if isinstance(e, BrokenPipeError):
+        return 141  # like any filter whose reader went away (128 + SIGPIPE)
+    _error(f"standard output: {e.strerror or e}")
+    return 2
 
 
 if __name__ == "__main__":

@@ -5,8 +5,9 @@ from __future__ import annotations
 import os
 import time
 
+from advisor.cli import signals
 from advisor.cli.console import err
-from advisor.cli.results import FORMATS, run_query, write
+from advisor.cli.results import FORMATS, run_statements
 from advisor.errors import AdvisorError
 from advisor.store.cache import cache_dir
 
@@ -106,8 +107,7 @@ class Shell:
     def sql(self, query: str) -> None:
         started = time.perf_counter()
         try:
-            cur = run_query(self.con, query)
-            n = write(cur, self.mode, None, self.max_rows)
+            n = run_statements(self.con, query, self.mode, None, self.max_rows)
         except AdvisorError as e:
             err.print(f"[red]error:[/] {e}")
             return
@@ -126,6 +126,7 @@ class Shell:
                     err.print()
                     break
                 except KeyboardInterrupt:
+                    signals.handled()
                     err.print()
                     buf = []
                     continue

@@ -1,0 +1,30 @@
+"""The `advisor` command's first code: it catches SIGINT and SIGTERM before
+the CLI's modules load (Typer, Rich, DuckDB: about 0.3 s), so that Ctrl-C or
+`kill` at any moment ends the process with 130 or 143 and one line, never a
+KeyboardInterrupt traceback from the middle of an import."""
+
+from __future__ import annotations
+
+import os
+import signal
+import sys
+
+
+def _while_loading(signum, _frame) -> None:
+    # Nothing to clean up yet: say so and leave without unwinding the import.
+    try:
+        os.write(2, b"interrupted\n")
+    finally:
+        os._exit(128 + signum)
+
+
+def main() -> None:
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, _while_loading)
+    from advisor.cli.main import main as run_cli
+
+    run_cli()
+
+
+if __name__ == "__main__":
+    main()
