@@ -14,7 +14,7 @@ from advisor.errors import DamagedCaptureError, UsageError
 from advisor.store import ingest as ingest_store
 from advisor.store import store_for
 from advisor.store import parquet
-from advisor.store.cache import is_store, open_store
+from advisor.store.cache import check_output, is_store, open_store
 
 FORMATS = ("duckdb", "parquet")
 
@@ -49,8 +49,7 @@ def ingest(
     label = traces[0].name if len(traces) == 1 else f"{len(traces)} inputs"
     with bytes_progress(f"ingest {label}") as progress:
         if output and fmt == "duckdb":
-            if output.exists() and not force:
-                raise UsageError(f"{output}: exists (use --force to overwrite)")
+            check_output(output, force)
             r = ingest_store(traces, output, progress=progress)
         else:
             r = store_for(traces, progress=progress, force=force)

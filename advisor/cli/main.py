@@ -78,6 +78,10 @@ def run(argv: list[str] | None = None) -> int:
             return e.exit_code
         if isinstance(e, typer.TyperException):
             return _click_error(e)
+        if isinstance(e, OSError) and e.filename == "standard output":
+            return _stdout_failed(e)
+        if isinstance(e, SystemExit) and isinstance(e.__context__, BrokenPipeError):
+            return _stdout_failed(e.__context__)  # Click's own exit 1 for a closed pipe
         fault = environment_fault(e)
         if fault is not None:
             _error(fault)
@@ -129,8 +133,32 @@ def _click_error(e) -> int:
     return getattr(e, "exit_code", 2) or 2
 
 
+class _Stdout:
+    """sys.stdout whose write errors name it: "standard output: No space
+    left on device" rather than a bare errno (`advisor sql ... > /dev/full`)."""
+
+    def __init__(self, stream):
+        self._stream = stream
+
+    def write(self, text):
+        try:
+            return self._stream.write(text)
+        except OSError as e:
+            raise type(e)(e.errno, e.strerror, "standard output") from None
+
+    def flush(self):
+        try:
+            return self._stream.flush()
+        except OSError as e:
+            raise type(e)(e.errno, e.strerror, "standard output") from None
+
+    def __getattr__(self, name):
+        return getattr(self._stream, name)
+
+
 def main() -> None:
     signals.install()
+    sys.stdout = _Stdout(sys.stdout)
     try:
         code = run()
         # Results may still sit in stdout's buffer: a full disk or a closed
@@ -151,10 +179,13 @@ def _stdout_failed(e: OSError) -> int:
     # Nothing more can reach stdout; Python would try again at exit.
     try:
         sys.stdout = open(os.devnull, "w")
+        os.dup2(sys.stdout.fileno(), 1)
     except OSError:
         pass
     if isinstance(e, BrokenPipeError):
-        return 141  # like any filter whose reader went away (128 + SIGPIPE)
+        # `advisor sql ... | head`: the reader has what it wanted; like any
+        # filter whose reader went away, 128 + SIGPIPE and no message.
+        return 141
     _error(f"standard output: {e.strerror or e}")
     return 2
 

@@ -57,8 +57,8 @@ def report(
             progress.update(task, description=name, completed=STEPS.index(name))
 
         text = build(con, label, rules, release, kernel, replay=not no_replay, problems=problems, step=step)
-    try:
-        output.write_text(text, encoding="utf-8")
-    except OSError as e:
-        raise TraceIOError(f"{output}: {e.strerror}") from None
+    from advisor.store.output import replacing  # noqa: PLC0415
+
+    with replacing(output) as f:  # a full disk leaves no cut report behind
+        f.write(text)
     err.print(f"wrote {output} ({len(text.encode()) / 1e6:.2f} MB)", markup=False, highlight=False)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import json
 import sys
@@ -12,6 +13,7 @@ from rich.table import Table
 
 from advisor.cli.console import _default, err, out
 from advisor.errors import QueryError, UsageError
+from advisor.store.output import replacing
 
 FORMATS = ("table", "csv", "json", "parquet")
 FETCH = 10_000
@@ -65,37 +67,38 @@ def _batches(cur):
         yield rows
 
 
+@contextlib.contextmanager
 def _open(output: Path | None):
-    return open(output, "w", newline="") if output else sys.stdout
+    """stdout, or the -o file (written whole or not at all)."""
+    if output is None:
+        yield sys.stdout
+        sys.stdout.flush()
+        return
+    with replacing(output, newline="") as f:
+        yield f
 
 
 def _csv(cur, names, output) -> int:
-    f = _open(output)
-    w = csv.writer(f, lineterminator="\n")
-    w.writerow(names)
-    n = 0
-    for rows in _batches(cur):
-        w.writerows(rows)
-        n += len(rows)
-    if output:
-        f.close()
+    with _open(output) as f:
+        w = csv.writer(f, lineterminator="\n")
+        w.writerow(names)
+        n = 0
+        for rows in _batches(cur):
+            w.writerows(rows)
+            n += len(rows)
     return n
 
 
 def _json(cur, names, output) -> int:
-    f = _open(output)
-    f.write("[")
-    n = 0
-    for rows in _batches(cur):
-        for r in rows:
-            f.write(",\n" if n else "\n")
-            f.write(json.dumps(dict(zip(names, r)), default=_default))
-            n += 1
-    f.write("\n]\n" if n else "]\n")
-    if output:
-        f.close()
-    else:
-        f.flush()
+    with _open(output) as f:
+        f.write("[")
+        n = 0
+        for rows in _batches(cur):
+            for r in rows:
+                f.write(",\n" if n else "\n")
+                f.write(json.dumps(dict(zip(names, r)), default=_default))
+                n += 1
+        f.write("\n]\n" if n else "]\n")
     return n
 
 
@@ -110,7 +113,7 @@ def _table(cur, names, max_rows, output) -> int:
     if output:
         from rich.console import Console
 
-        with open(output, "w") as f:
+        with replacing(output) as f:
             Console(file=f, width=200).print(t)
     else:
         out.print(t)

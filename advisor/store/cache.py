@@ -5,14 +5,16 @@ match."""
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
+from typing import Callable
 
 import duckdb
 
 from advisor import parsers
-from advisor.errors import TraceIOError
+from advisor.errors import TraceIOError, UsageError
 from advisor.store import blk_views
-from advisor.store.ingest import STORE_VERSION, Inputs, IngestResult, Progress, ingest
+from advisor.store.ingest import STORE_VERSION, Inputs, IngestResult, Progress, StoreWriteError, check_target, ingest
 
 
 def cache_dir() -> Path:
@@ -37,24 +39,51 @@ def is_store(path: Path) -> bool:
     return head[8:12] == b"DUCK"
 
 
-def store_for(traces: list[Path] | Path, progress: Progress | None = None, force: bool = False) -> IngestResult:
-    """The cached store of one incident's captures, ingesting them first if needed."""
+def store_for(
+    traces: list[Path] | Path,
+    progress: Progress | None = None,
+    force: bool = False,
+    warn: Callable[[str], None] | None = None,
+) -> IngestResult:
+    """The cached store of one incident's captures, ingesting them first if
+    needed. A cached store that is damaged (a truncated file, blocks that fail
+    DuckDB's checksums, tables missing) is said (`warn`) and built again."""
     paths = [Path(p) for p in (traces if isinstance(traces, list) else [traces])]
     inputs = Inputs.classify(paths)
     digest = inputs.digest()
     path = cache_path(digest)
     if path.exists() and not force:
-        return load_result(inputs.paths, path, digest)
-    return ingest(inputs.paths, path, digest, progress)
+        try:
+            return load_result(inputs.paths, path, digest)
+        except DamagedStoreError as e:
+            (warn or _stderr_warning)(f"{e}; building it again")
+    try:
+        return ingest(inputs.paths, path, digest, progress)
+    except StoreWriteError as e:
+        raise StoreWriteError(f"{e} (the cache is {cache_dir()}; WRITEBACK_ADVISOR_CACHE names another)") from None
+
+
+class DamagedStoreError(TraceIOError):
+    """A store file that DuckDB cannot read whole."""
+
+
+def _stderr_warning(message: str) -> None:
+    sys.stderr.write(f"warning: {message}\n")
 
 
 def load_result(traces: list[Path], store: Path, digest: str) -> IngestResult:
     """Summarise an existing store the way an ingest would have."""
-    with duckdb.connect(str(store), read_only=True) as con:
-        info = dict(con.execute("SELECT key, value FROM trace_info").fetchall())
-        stats = [tuple(r) for r in con.execute("SELECT * FROM parse_stats").fetchall()]
-        counts = dict(con.execute("SELECT table_name, events FROM event_formats WHERE events > 0").fetchall())
-        blk = {a: int(n) for a, n in con.execute(blk_views.ACTION_COUNTS).fetchall()} if blk_views.has_blk(con) else {}
+    try:
+        with duckdb.connect(str(store), read_only=True) as con:
+            check_whole(con, store)
+            info = dict(con.execute("SELECT key, value FROM trace_info").fetchall())
+            stats = [tuple(r) for r in con.execute("SELECT * FROM parse_stats").fetchall()]
+            counts = dict(con.execute("SELECT table_name, events FROM event_formats WHERE events > 0").fetchall())
+            blk = {a: int(n) for a, n in con.execute(blk_views.ACTION_COUNTS).fetchall()} if blk_views.has_blk(con) else {}
+    except duckdb.Error as e:
+        raise DamagedStoreError(f"{store}: cached store is damaged ({str(e).strip().splitlines()[0]})") from None
+    if info.get("store_version") != str(STORE_VERSION):
+        raise DamagedStoreError(f"{store}: cached store has no complete trace_info")
     return IngestResult(
         traces=traces,
         store=store,
@@ -68,6 +97,47 @@ def load_result(traces: list[Path], store: Path, digest: str) -> IngestResult:
         damage=[d for d in info.get("damage", "").split("\n") if d],
         blk_actions=blk,
     )
+
+
+#: A DuckDB file starts with its main header and two database headers of 4 KiB
+#: each; its blocks follow. https://duckdb.org/docs/stable/internals/storage
+_HEADERS = 3 * 4096
+
+
+def check_whole(con, store: Path) -> None:
+    """The file holds every block its header counts: a store cut short (a
+    disk that filled, a copy that stopped) can still open, and fail later on
+    the first query that reads past the end."""
+    _, _, block_size, total_blocks, *_ = con.execute("PRAGMA database_size").fetchone()
+    want = _HEADERS + int(block_size) * int(total_blocks)
+    have = store.stat().st_size
+    if have < want:
+        raise DamagedStoreError(f"{store}: cached store is damaged (truncated: {have} of {want} bytes)")
+
+
+def advisor_wrote(path: Path) -> bool:
+    """A store this tool wrote (a DuckDB file with the advisor's trace_info),
+    as opposed to any other file `--force` must not replace."""
+    try:
+        if not path.is_file() or not is_store(path):
+            return False
+        with duckdb.connect(str(path), read_only=True) as con:
+            keys = {k for (k,) in con.execute("SELECT key FROM trace_info").fetchall()}
+    except (duckdb.Error, TraceIOError, OSError):
+        return False
+    return {"store_version", "parser_version", "inputs_blake3"} <= keys
+
+
+def check_output(path: Path, force: bool) -> None:
+    """`ingest -o PATH`: a new file, or with --force a store this tool wrote;
+    never a device, a directory or someone else's file."""
+    check_target(path)
+    if not path.exists():
+        return
+    if not force:
+        raise UsageError(f"{path}: exists (use --force to overwrite)")
+    if not advisor_wrote(path):
+        raise UsageError(f"{path}: exists and is not a store written by advisor; --force replaces only those")
 
 
 def open_store(path: Path, read_only: bool = True):

@@ -12,8 +12,12 @@ with views that spell them the way blkparse prints them (blk_views.py).
 
 from __future__ import annotations
 
+import contextlib
 import datetime as _dt
+import fcntl
 import os
+import secrets
+import stat
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -179,54 +183,139 @@ def ingest(paths: list[Path], store: Path, digest: str | None = None, progress: 
         sources.append(parsers.open_blktrace(inputs.blktrace))
     if inputs.blkparse_text:
         sources.append(parsers.open_trace(inputs.blkparse_text))
-    tmp = store.with_name(f".{store.name}.{os.getpid()}.tmp")
-    for p in (tmp, Path(str(tmp) + ".wal")):
-        p.unlink(missing_ok=True)
-    store.parent.mkdir(parents=True, exist_ok=True)
-    _remove_dead_temps(store)
-    con = None
+    check_target(store)
     try:
-        # Inside the try: Ctrl-C can land just after the file is created.
-        con = duckdb.connect(str(tmp), config={"memory_limit": DUCKDB_MEMORY_LIMIT})
-        # One transaction: a commit per statement would sync the WAL each time.
-        con.execute("BEGIN TRANSACTION")
-        result = _load(con, sources, inputs, digest, progress)
-        con.execute("COMMIT")
-        con.close()
-        os.replace(tmp, store)
-    except BaseException as e:
-        # Ctrl-C or kill (SIGTERM is unwound the same way, cli/main.py) may
-        # land inside DuckDB: closing can fail then, the removal must not.
+        store.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise StoreWriteError(f"{e.filename or store.parent}: cannot create the directory: {e.strerror}") from None
+    with temporary(store) as tmp:
+        con = None
         try:
-            if con is not None:
-                con.close()
-        except Exception:  # noqa: BLE001
-            pass
-        tmp.unlink(missing_ok=True)
-        Path(str(tmp) + ".wal").unlink(missing_ok=True)
-        # DuckDB turns a Ctrl-C during a query into "Query interrupted".
-        if isinstance(e, (RuntimeError, duckdb.Error)) and "interrupted" in str(e).lower():
-            raise KeyboardInterrupt from None
-        raise
+            # Inside the try: Ctrl-C can land just after the file is created.
+            con = duckdb.connect(str(tmp), config={"memory_limit": DUCKDB_MEMORY_LIMIT})
+            # One transaction: a commit per statement would sync the WAL each time.
+            con.execute("BEGIN TRANSACTION")
+            result = _load(con, sources, inputs, digest, progress)
+            con.execute("COMMIT")
+            con.close()
+            con = None
+            check_target(store)  # it may have appeared while parsing
+            os.replace(tmp, store)
+        except BaseException as e:
+            # Ctrl-C or kill (SIGTERM is unwound the same way, cli/signals.py) may
+            # land inside DuckDB: closing can fail then, the removal must not.
+            try:
+                if con is not None:
+                    con.close()
+            except Exception:  # noqa: BLE001
+                pass
+            # DuckDB turns a Ctrl-C during a query into "Query interrupted".
+            if isinstance(e, (RuntimeError, duckdb.Error)) and "interrupted" in str(e).lower():
+                raise KeyboardInterrupt from None
+            fault = _write_fault(e)
+            if fault:
+                raise StoreWriteError(f"{store}: cannot write the store: {fault}") from None
+            raise
     result.store = store
     result.seconds = time.perf_counter() - started
     return result
 
 
+class StoreWriteError(TraceIOError):
+    """The store could not be written (full disk, read-only file system, permissions)."""
+
+
+def _write_fault(e: BaseException) -> str | None:
+    """Why writing failed, when the machine is the cause: one line."""
+    if isinstance(e, OSError):
+        return e.strerror or str(e)
+    if isinstance(e, duckdb.Error):
+        text = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+        # A full disk surfaces as an IO error, or at COMMIT as a failed transaction.
+        if isinstance(e, (duckdb.IOException, duckdb.PermissionException, duckdb.OutOfMemoryException)) or any(
+            why in text for why in ("No space left", "Read-only file system", "Permission denied", "Disk quota")
+        ):
+            return text
+    return None
+
+
+def check_target(store: Path) -> None:
+    """A store replaces only a regular file: `-o /dev/null`, `-o DIR` or
+    `-o /dev/stdout` (a link) must not turn a device, a directory or a link
+    into a database: the store is renamed into place."""
+    try:
+        st = store.lstat()
+    except FileNotFoundError:
+        return
+    except OSError as e:
+        raise StoreWriteError(f"{store}: {e.strerror}") from None
+    if not stat.S_ISREG(st.st_mode):
+        what = {stat.S_IFDIR: "a directory", stat.S_IFLNK: "a symbolic link"}.get(stat.S_IFMT(st.st_mode), "not a regular file")
+        raise StoreWriteError(f"{store}: is {what}; a store is written only to a new or regular file")
+
+
+@contextlib.contextmanager
+def temporary(store: Path):
+    """The temporary name a store is written under (beside it, renamed into
+    place when complete), held by an exclusive lock on a file next to it.
+
+    The lock, not the writer's process id, tells a live temporary store from
+    one whose writer was killed (SIGKILL, power loss): a process id means
+    nothing to an ingest in another PID namespace (a container) or on another
+    host sharing the cache over NFS, where flock is carried by the server.
+    https://man7.org/linux/man-pages/man2/flock.2.html
+    """
+    tmp = store.with_name(f".{store.name}.{os.getpid()}-{secrets.token_hex(4)}.tmp")
+    lock_path = Path(str(tmp) + ".lock")
+    try:
+        lock = os.open(lock_path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+    except OSError as e:
+        raise StoreWriteError(f"{store}: cannot write the store: {e.strerror}") from None
+    try:
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            locked = True
+        except OSError:
+            locked = False  # no locks on this file system (NFS without lockd): nothing is removed
+        if locked:
+            _remove_dead_temps(store)
+        yield tmp
+    finally:
+        for p in (tmp, Path(str(tmp) + ".wal"), lock_path):
+            try:
+                p.unlink(missing_ok=True)
+            except OSError:
+                pass
+        os.close(lock)
+
+
 def _remove_dead_temps(store: Path) -> None:
-    """Temporary stores left by ingests that were killed (SIGKILL, power
-    loss: no chance to clean up). Never read as stores; removed once the
-    process that wrote one is gone."""
-    for p in store.parent.glob(f".{store.name}.*.tmp*"):
-        pid = p.name[len(store.name) + 2 :].split(".", 1)[0]
-        if not pid.isdigit() or int(pid) == os.getpid():
+    """Temporary stores whose writer is gone (killed: no chance to clean up).
+    A writer holds its lock file from before the temporary store exists until
+    after it is renamed or removed, so a temporary store whose lock can be
+    taken, or that has no lock file, is dead."""
+    for tmp in store.parent.glob(f".{store.name}.*.tmp"):
+        lock_path = Path(str(tmp) + ".lock")
+        try:
+            lock = os.open(lock_path, os.O_RDWR | os.O_CLOEXEC)
+        except FileNotFoundError:
+            lock = None
+        except OSError:
             continue
         try:
-            os.kill(int(pid), 0)
-        except ProcessLookupError:
-            p.unlink(missing_ok=True)
-        except OSError:
-            pass
+            if lock is not None:
+                try:
+                    fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                except BlockingIOError:
+                    continue  # a live ingest
+            for p in (tmp, Path(str(tmp) + ".wal"), lock_path):
+                try:
+                    p.unlink(missing_ok=True)
+                except OSError:
+                    pass
+        finally:
+            if lock is not None:
+                os.close(lock)
 
 
 def ingest_trace(trace: Path, store: Path, digest: str | None = None, progress: Progress | None = None) -> IngestResult:
