@@ -58,7 +58,7 @@ def store_for(
         except DamagedStoreError as e:
             (warn or _stderr_warning)(f"{e}; building it again")
     try:
-        return ingest(inputs.paths, path, digest, progress)
+        return ingest(inputs.paths, path, digest, progress, checksum=checksum_path(path))
     except StoreWriteError as e:
         raise StoreWriteError(f"{e} (the cache is {cache_dir()}; WRITEBACK_ADVISOR_CACHE names another)") from None
 
@@ -71,8 +71,31 @@ def _stderr_warning(message: str) -> None:
     sys.stderr.write(f"warning: {message}\n")
 
 
-def load_result(traces: list[Path], store: Path, digest: str) -> IngestResult:
-    """Summarise an existing store the way an ingest would have."""
+def checksum_path(store: Path) -> Path:
+    """Where the BLAKE3 of a cached store is kept, beside it."""
+    return store.with_name(store.name + ".blake3")
+
+
+def check_checksum(store: Path) -> None:
+    """The cached store is the file its ingest finished: any byte changed
+    since (a disk error, a copy cut short, a write by another program) shows
+    here, where DuckDB's own block checksums show only once a query reads
+    the damaged block. Hashing is fast (about 2.5 GB/s; 6 ms for a 15 MB store)."""
+    try:
+        want = checksum_path(store).read_text().strip()
+    except FileNotFoundError:
+        raise DamagedStoreError(f"{store}: cached store has no checksum (written by an earlier version, or cut short)") from None
+    except OSError as e:
+        raise DamagedStoreError(f"{store}: cached store's checksum is unreadable ({e.strerror})") from None
+    if parsers.file_digest(store) != want:
+        raise DamagedStoreError(f"{store}: cached store is damaged (its content no longer matches its checksum)")
+
+
+def load_result(traces: list[Path], store: Path, digest: str, verify: bool = True) -> IngestResult:
+    """Summarise an existing store the way an ingest would have; `verify`:
+    check a cached store's checksum first."""
+    if verify:
+        check_checksum(store)
     try:
         with duckdb.connect(str(store), read_only=True) as con:
             check_whole(con, store)

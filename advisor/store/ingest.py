@@ -166,12 +166,19 @@ def _schema(reader) -> pa.Schema:
     return pa.schema(reader)
 
 
-def ingest(paths: list[Path], store: Path, digest: str | None = None, progress: Progress | None = None) -> IngestResult:
+def ingest(
+    paths: list[Path],
+    store: Path,
+    digest: str | None = None,
+    progress: Progress | None = None,
+    checksum: Path | None = None,
+) -> IngestResult:
     """Parse the captures of one incident into a new DuckDB database at `store`.
 
     The database is written under a temporary name and renamed into place
     only when complete, so an interrupted ingest never leaves a store that
-    looks finished.
+    looks finished. `checksum`: a file to write the finished store's BLAKE3
+    to (the cache checks it before reusing a store).
     """
     started = time.perf_counter()
     inputs = Inputs.classify([Path(p) for p in paths])
@@ -199,6 +206,8 @@ def ingest(paths: list[Path], store: Path, digest: str | None = None, progress: 
             con.execute("COMMIT")
             con.close()
             con = None
+            if checksum is not None:
+                _write_checksum(checksum, parsers.file_digest(tmp))
             check_target(store)  # it may have appeared while parsing
             os.replace(tmp, store)
         except BaseException as e:
@@ -219,6 +228,16 @@ def ingest(paths: list[Path], store: Path, digest: str | None = None, progress: 
     result.store = store
     result.seconds = time.perf_counter() - started
     return result
+
+
+def _write_checksum(path: Path, digest: str) -> None:
+    # Not "*.tmp": that is a temporary store to the clean-up of dead ones.
+    tmp = path.with_name(f".{path.name}.{secrets.token_hex(4)}.part")
+    try:
+        tmp.write_text(digest + "\n")
+        os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)
 
 
 class StoreWriteError(TraceIOError):
