@@ -227,8 +227,10 @@ fn is_blktrace(path: PathBuf) -> bool {
 #[pyfunction]
 fn file_digest(py: Python<'_>, path: PathBuf) -> PyResult<String> {
     py.detach(move || {
+        // Read, not mapped: a mapped file's pages would count in the
+        // process's RSS, a 1 GB capture as 1 GB of memory.
         let mut h = blake3::Hasher::new();
-        h.update_mmap(&path).map(|h| h.finalize().to_hex().to_string())
+        std::fs::File::open(&path).and_then(|f| h.update_reader(f)).map(|h| h.finalize().to_hex().to_string())
     })
     .map_err(|e| pyo3::exceptions::PyOSError::new_err(e.to_string()))
 }

@@ -228,6 +228,26 @@ def text_event_types(tmp: Path) -> list[str]:
     return write(tmp, "hostile.trace.txt", d + many)
 
 
+def text_event_line(field: bytes = b"", comm: bytes | None = None) -> Callable[[Path], list[str]]:
+    """A real event line of the sample with `field` added to its fields and/or
+    its task name replaced, inserted a third of the way in."""
+
+    def build(tmp: Path) -> list[str]:
+        d = sample(TEXT)
+        line = next(l for l in d.split(b"\n") if b"global_dirty_state:" in l)
+        if comm is not None:
+            task = line.split()[0]  # COMM-PID, e.g. dd-23956
+            line = line.replace(task, comm + b"-" + task.rsplit(b"-", 1)[1], 1)
+        return text_with(0.3, line + field + b"\n")(tmp)
+
+    return build
+
+
+def text_retyping_value(tmp: Path) -> list[str]:
+    """One `global_dirty_state` line whose dirty count is not a number."""
+    return write(tmp, "hostile.trace.txt", sample(TEXT).replace(b" dirty=", b" dirty=NOT_A_NUMBER_", 1))
+
+
 def text_bad_timestamps(tmp: Path) -> list[str]:
     d = sample(TEXT)
     lines = d.split(b"\n")
@@ -345,7 +365,13 @@ CASES = [
     Case("format-events-in-system-2G", dat(V7_NONE, v7_formats(lambda b: patch(b, b.index(b"\0", 4) + 1, "<I", 1 << 31))), "events in system"),
     # ftrace text
     Case("text-binary-block", text_with(0.5, bytes((i * 131 + 7) & 0xFF for i in range(4096)) + b"\n"), "not an event line", kept=True),
-    Case("text-10MB-line", text_with(0.3, b"x" * (10 << 20) + b"\n"), "not an event line", kept=True),
+    Case("text-10MB-line", text_with(0.3, b"x" * (10 << 20) + b"\n"), "longer than 65536 bytes", kept=True),
+    Case("text-100MB-field", text_event_line(b" huge=" + b"A" * (100 << 20)), "longer than 65536 bytes", kept=True),
+    Case("text-300-fields-of-1MB", text_event_line(b"".join(b" f%d=" % i + b"B" * (1 << 20) for i in range(300))),
+         "longer than 65536 bytes", kept=True),
+    Case("text-100MB-comm", text_event_line(comm=b"C" * (100 << 20)), "longer than 65536 bytes", kept=True),
+    Case("text-1000-byte-comm", text_event_line(comm=b"c" * 1000), "task name of 1000 bytes", kept=True),
+    Case("text-one-value-of-another-type", text_retyping_value, "not of their column's type", kept=True),
     Case("text-5000-event-types", text_event_types, "beyond the limit of 128 types", kept=True),
     Case("text-timestamps-overflow", text_bad_timestamps, "bad timestamp", kept=True),
     # blktrace binary

@@ -40,6 +40,48 @@ enum ValKind {
     Text,
 }
 
+/// The values of one field over the whole capture. Text has no event format
+/// to say what a field is, so the lines vote: a field is an integer column
+/// when its integer values are at least as many as the others, and one
+/// hostile line (`dirty=AAAA...` among a thousand `dirty=1234`) cannot turn
+/// the column into text; the values that do not fit are stored as NULL and
+/// counted as damage (`bad_values`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Votes {
+    int: ValKind,
+    ints: u64,
+    others: u64,
+}
+
+impl Votes {
+    fn new() -> Votes {
+        Votes { int: ValKind::Unset, ints: 0, others: 0 }
+    }
+
+    fn see(&mut self, v: &str) {
+        if v.is_empty() {
+            return;
+        }
+        match parse_int(v) {
+            Some(_) => {
+                self.ints += 1;
+                self.int = self.int.see(v);
+            }
+            None => self.others += 1,
+        }
+    }
+
+    fn kind(&self) -> ValKind {
+        if self.ints == 0 && self.others == 0 {
+            ValKind::Unset
+        } else if self.ints >= self.others {
+            self.int
+        } else {
+            ValKind::Text
+        }
+    }
+}
+
 fn parse_int(v: &str) -> Option<(i128, bool)> {
     if let Some(h) = v.strip_prefix("0x").or_else(|| v.strip_prefix("0X")) {
         return u64::from_str_radix(h, 16).ok().map(|x| (x as i128, false));
@@ -78,7 +120,7 @@ impl ValKind {
 struct Shape {
     name: String,
     keys: Vec<String>,
-    kinds: Vec<ValKind>,
+    kinds: Vec<Votes>,
     count: u64,
 }
 
@@ -108,6 +150,16 @@ pub struct TextTrace {
 /// inventing thousands of event names would cost gigabytes.
 pub const MAX_EVENT_TYPES: usize = 128;
 
+/// Longest line read: as the blkparse text parser (blktrace/text.rs). An
+/// event line of the kernel's is a few hundred bytes; a longer one is counted
+/// as damaged and never copied, whatever it holds (a 100 MB field cost
+/// 650 MB of memory before).
+pub const MAX_LINE: usize = crate::blktrace::text::MAX_LINE;
+
+/// Longest task name: the kernel's is at most 15 bytes (TASK_COMM_LEN 16),
+/// `<...>` when unknown; a line with a longer one is damaged.
+pub const MAX_COMM: usize = 256;
+
 /// How much of a file we look at to decide whether it is ftrace text.
 const SNIFF: usize = 64 << 10;
 
@@ -122,22 +174,48 @@ pub fn looks_like_text(head: &[u8]) -> bool {
         || std::iter::once(first).chain(lines.take(50)).any(|l| parse_event(l).is_some())
 }
 
-fn lines(data: &[u8]) -> impl Iterator<Item = (u64, usize, &[u8])> {
+/// The lines of `data`: (line number, offset, bytes without the line end).
+///
+/// What has been read is dropped from the resident set as the reading goes
+/// (`Data::release`): a mapped file's pages count in RSS once touched, so a
+/// 300 MB line would otherwise "use" 300 MB. A line is searched for its end
+/// a few MiB at a time for the same reason.
+fn lines(data: &crate::data::Data) -> impl Iterator<Item = (u64, usize, &[u8])> {
+    const STEP: usize = 4 << 20;
     let mut pos = 0usize;
     let mut no = 0u64;
+    let mut released = 0usize;
     std::iter::from_fn(move || {
         if pos >= data.len() {
             return None;
         }
-        let end = memchr::memchr(b'\n', &data[pos..]).map_or(data.len(), |n| pos + n);
         let start = pos;
-        pos = end + 1;
-        no += 1;
-        let mut l = &data[start..end];
-        if l.last() == Some(&b'\r') {
-            l = &l[..l.len() - 1];
+        if start - released >= STEP {
+            data.release(released as u64, start as u64);
+            released = start & !((64 << 10) - 1);
         }
-        Some((no, start, l))
+        // "\n", "\r\n", or a "\r" alone (a text saved with old Mac line
+        // ends; before, all of it was one line).
+        let mut from = start;
+        let end = loop {
+            let to = (from + STEP).min(data.len());
+            if let Some(n) = memchr::memchr2(b'\n', b'\r', &data[from..to]) {
+                break from + n;
+            }
+            if to == data.len() {
+                break to;
+            }
+            if to - start > MAX_LINE {
+                data.release(from as u64, to as u64); // an overlong line: never read again
+            }
+            from = to;
+        };
+        pos = end + 1;
+        if data.get(end) == Some(&b'\r') && data.get(end + 1) == Some(&b'\n') {
+            pos += 1;
+        }
+        no += 1;
+        Some((no, start, &data[start..end]))
     })
 }
 
@@ -194,12 +272,18 @@ impl TextTrace {
         let mut events = 0u64;
         let mut header = Header::default();
         for (_, _, raw) in lines(&self.map) {
+            if raw.len() > MAX_LINE {
+                continue; // damaged (counted by `decode`)
+            }
             let l = String::from_utf8_lossy(raw);
             if l.starts_with('#') || l.starts_with("cpus=") {
                 parse_header_line(&l, &mut header);
                 continue;
             }
             let Some(ev) = parse_event(&l) else { continue };
+            if ev.comm.len() > MAX_COMM {
+                continue;
+            }
             events += 1;
             self.has_tgid |= ev.tgid.is_some();
             self.has_flags |= ev.flags.is_some();
@@ -223,15 +307,17 @@ impl TextTrace {
             s.count += 1;
             for (k, v) in pairs {
                 match s.keys.iter().position(|x| x == k) {
-                    Some(j) => s.kinds[j] = s.kinds[j].see(v),
+                    Some(j) => s.kinds[j].see(v),
                     None => {
+                        let mut votes = Votes::new();
+                        votes.see(v);
                         s.keys.push(k.to_string());
-                        s.kinds.push(ValKind::Unset.see(v));
+                        s.kinds.push(votes);
                     }
                 }
             }
         }
-        if events == 0 && header.variant.is_none() && !looks_like_text(&self.map) {
+        if events == 0 && header.variant.is_none() && !looks_like_text(&self.map[..self.map.len().min(SNIFF)]) {
             return Err(ParseError::UnknownFormat { path: self.path.clone(), reason: "no ftrace event lines found".into() });
         }
         if header.variant.is_none() {
@@ -266,8 +352,8 @@ impl TextTrace {
                 DataType::UInt8,
             ];
             let mut fields: Vec<Field> = physical.iter().map(|&r| Field::new(&common[r], types[r].clone(), r > 2)).collect();
-            for (k, kind) in s.keys.iter().zip(&s.kinds) {
-                let t = match kind {
+            for (k, votes) in s.keys.iter().zip(&s.kinds) {
+                let t = match votes.kind() {
                     ValKind::Int { neg: false, over_i64: true } => DataType::UInt64,
                     ValKind::Int { .. } => DataType::Int64,
                     ValKind::Unset | ValKind::Text => DataType::Utf8,
@@ -301,7 +387,8 @@ impl TextTrace {
         let mut lost: Vec<(i32, Option<u64>, Option<u64>)> = Vec::new(); // cpu, count, next id
         let mut lost_ts: Vec<i64> = Vec::new();
         let mut pending_lost = 0usize;
-        let (mut id, mut malformed, mut bad_ts) = (0u64, 0u64, 0u64);
+        let (mut id, mut malformed, mut bad_ts, mut bad_values, mut too_long) = (0u64, 0u64, 0u64, 0u64, 0u64);
+        let mut pending_bytes = 0usize;
         let mut damage = Vec::new();
         let (mut first_ts, mut last_ts) = (None, None);
         let mut lines_seen = 0u64;
@@ -309,6 +396,13 @@ impl TextTrace {
             lines_seen += 1;
             if no & 0xfff == 0 {
                 progress.store(start as u64, Ordering::Relaxed);
+            }
+            if raw.len() > MAX_LINE {
+                too_long += 1;
+                if damage.len() < 20 {
+                    damage.push(format!("line {no}: longer than {MAX_LINE} bytes ({} bytes, skipped)", raw.len()));
+                }
+                continue;
             }
             let l = String::from_utf8_lossy(raw);
             if let Some(ll) = parse_lost(&l) {
@@ -325,6 +419,13 @@ impl TextTrace {
                 }
                 continue;
             };
+            if ev.comm.len() > MAX_COMM {
+                malformed += 1;
+                if damage.len() < 20 {
+                    damage.push(format!("line {no}: task name of {} bytes (the kernel's are at most 15; skipped)", ev.comm.len()));
+                }
+                continue;
+            }
             let Some((ts, _)) = parse_ts(ev.ts) else {
                 bad_ts += 1;
                 if damage.len() < 20 {
@@ -353,10 +454,27 @@ impl TextTrace {
                 line::EventKind::Named { info, .. } => *info,
                 _ => l.split_once(": ").map_or("", |x| x.1),
             };
-            tables[t].push(id, ts, &ev, &pairs, info);
+            let bad = tables[t].push(id, ts, &ev, &pairs, info);
+            if bad > 0 {
+                bad_values += bad;
+                if damage.len() < 20 {
+                    damage.push(format!("line {no}: {bad} field value(s) not of their column's type (stored as NULL)"));
+                }
+            }
             id += 1;
+            pending_bytes += raw.len();
             if tables[t].rows >= limits.batch_rows {
                 out(&self.specs[t].name, tables[t].finish(&self.specs[t]));
+            }
+            // What the tables hold, whatever the batch sizes: lines of up
+            // to MAX_LINE bytes would otherwise make batches of gigabytes.
+            if pending_bytes >= limits.max_pending_bytes {
+                for (t, tbl) in tables.iter_mut().enumerate() {
+                    if tbl.rows > 0 {
+                        out(&self.specs[t].name, tbl.finish(&self.specs[t]));
+                    }
+                }
+                pending_bytes = 0;
             }
         }
         let end_ts = last_ts.unwrap_or(0);
@@ -399,6 +517,14 @@ impl TextTrace {
                 "lines that are neither events, headers nor lost-event markers (skipped)",
             ),
             Stat::new("bad_timestamps", None, Severity::Error, bad_ts, "event lines whose timestamp could not be read (skipped)"),
+            Stat::new("long_lines", None, Severity::Error, too_long, "lines longer than 65536 bytes (skipped, never stored)"),
+            Stat::new(
+                "bad_values",
+                None,
+                Severity::Error,
+                bad_values,
+                "field values that are not of the type most of the field's values have (stored as NULL)",
+            ),
         ];
         let mut by_cpu: std::collections::BTreeMap<i32, (u64, u64, u64)> = Default::default();
         for (c, k, _) in &lost {
@@ -427,7 +553,7 @@ impl TextTrace {
         if let Some((inbuf, written)) = self.header.entries {
             stats.push(Stat::new("overwritten_entries", None, Severity::DataLoss, written.saturating_sub(inbuf), "events written to the ring buffer but overwritten before it was read (tracefs header entries-written minus entries-in-buffer)"));
         }
-        RunReport { damaged: malformed + bad_ts > 0, stats, events: id, first_ts, last_ts, damage, ..RunReport::default() }
+        RunReport { damaged: malformed + bad_ts + too_long + bad_values > 0, stats, events: id, first_ts, last_ts, damage, ..RunReport::default() }
     }
 }
 
@@ -483,7 +609,9 @@ impl TextTable {
         }
     }
 
-    fn push(&mut self, id: u64, ts: i64, ev: &EventLine, pairs: &[(&str, &str)], info: &str) {
+    /// Append one event; returns how many of its values did not fit their column.
+    fn push(&mut self, id: u64, ts: i64, ev: &EventLine, pairs: &[(&str, &str)], info: &str) -> u64 {
+        let mut bad = 0u64;
         self.id.push(id);
         self.ts.push(ts as u64);
         self.cpu.push(ev.cpu as u32 as u64);
@@ -517,7 +645,10 @@ impl TextTable {
             match (col, v) {
                 (TextCol::Int(c), Some(v)) => match parse_int(v) {
                     Some((x, _)) => c.push(x as u64),
-                    None => c.push_null(),
+                    None => {
+                        bad += !v.is_empty() as u64;
+                        c.push_null()
+                    }
                 },
                 (TextCol::Int(c), None) => c.push_null(),
                 (TextCol::Text(c), Some(v)) => push_text(c, v.as_bytes()),
@@ -526,6 +657,7 @@ impl TextTable {
         }
         self.info.append_value(info);
         self.rows += 1;
+        bad
     }
 
     fn finish(&mut self, spec: &TableSpec) -> RecordBatch {
