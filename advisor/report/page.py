@@ -44,9 +44,22 @@ def h(value) -> str:
     return html.escape("" if value is None else str(value), quote=True)
 
 
+#: Longest text a table cell shows; the tooltip holds up to TOOLTIP_CHARS more
+#: (a capture can name a task or a file with 100,000 characters: the whole
+#: value is in the store, `advisor sql`).
+CELL_CHARS = 120
+TOOLTIP_CHARS = 4096
+
+
 def number(v) -> str:
-    """A table cell: the value as people read it (advisor.display), escaped."""
-    return h(display_value(v))
+    """A table cell: the value as people read it (advisor.display), escaped,
+    a long text cut with its beginning in a tooltip."""
+    text = display_value(v)
+    if not isinstance(text, str) or len(text) <= CELL_CHARS:
+        return h(text)
+    tip = text[:TOOLTIP_CHARS] + (f"… ({len(text):,} characters)" if len(text) > TOOLTIP_CHARS else "")
+    return f'<span title="{h(tip)}">{h(text[:CELL_CHARS])}…</span>'
+
 
 
 def table(columns, rows, cls: str = "") -> str:
