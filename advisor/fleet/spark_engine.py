@@ -52,7 +52,7 @@ def session(master: str):
     os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
     try:
         return (SparkSession.builder.master(master).appName("advisor fleet analyze")
-                .config("spark.ui.enabled", "false").config("spark.sql.session.timeZone", "UTC").getOrCreate())
+                .config("spark.ui.enabled", "false").config("spark.ui.showConsoleProgress", "false").config("spark.sql.session.timeZone", "UTC").getOrCreate())
     except Exception as e:  # noqa: BLE001 - Java missing or the master unreachable: one line
         first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
         raise UsageError(f"cannot start Spark (master {master}): {first}") from None
@@ -60,12 +60,15 @@ def session(master: str):
 
 def run_spark(paths: list[str], rules_dir: str | None, table_schema: pa.Schema, target: Path, master: str) -> None:
     spark = session(master)
+    spark.sparkContext.setLogLevel("ERROR")
     try:
         columns = table_schema.names
         rdd = spark.sparkContext.parallelize(paths, numSlices=len(paths)).flatMap(
             lambda p: task_rows(p, rules_dir, columns))
         df = spark.createDataFrame(rdd, spark_schema(table_schema))
-        # One file, rows in the local engine's order.
-        df.orderBy("capture", "rule").coalesce(1).write.mode("overwrite").parquet(str(target))
+        # One file, rows in the local engine's order. repartition (a shuffle), not coalesce:
+        # coalesce(1) would run every capture in one task; orderBy would run them twice
+        # (once to sample the sort's range boundaries).
+        df.repartition(1).sortWithinPartitions("capture", "rule").write.mode("overwrite").parquet(str(target))
     finally:
         spark.stop()
