@@ -35,6 +35,10 @@ def analyze(
     from advisor.fleet import analyze_fleet, expand  # noqa: PLC0415
     from advisor.fleet.summary import summarize  # noqa: PLC0415
 
+    from advisor.fleet.run import ENGINES  # noqa: PLC0415
+
+    if engine not in ENGINES:
+        raise UsageError(f"--engine must be one of {', '.join(ENGINES)}, not {engine!r}")
     if jobs is not None and jobs < 1:
         raise UsageError("--jobs must be at least 1")
     paths = expand(captures)
