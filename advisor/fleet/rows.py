@@ -16,7 +16,9 @@ from advisor.errors import AdvisorError
 
 # Columns before the metrics, in order.
 FIXED = (
-    ("host", pa.string()),          # the nodename of the capture's uname
+    # host and capture_id as `advisor ingest --format parquet` names its partitions, so the
+    # findings join the event datasets: the uname's node name, the inputs' content hash.
+    ("host", pa.string()),
     ("capture", pa.string()),       # the path as given
     ("capture_id", pa.string()),    # the blake3 of the capture's bytes (first 16 hex digits)
     ("kernel", pa.string()),
@@ -63,6 +65,7 @@ def capture_rows(path: str, rules_dir: str | None = None) -> list[dict]:
     from advisor.rules import SEVERITY, load_rules
     from advisor.store import open_store, store_for
     from advisor.store.cache import is_store
+    from advisor.store.parquet import host_of
 
     rules = load_rules(Path(rules_dir) if rules_dir else None)
     names = metric_names(rules)
@@ -71,11 +74,12 @@ def capture_rows(path: str, rules_dir: str | None = None) -> list[dict]:
         store = p if is_store(p) else store_for([p]).store
         with open_store(store) as con:
             info = dict(con.execute("SELECT key, value FROM trace_info").fetchall())
+            host = host_of(con)
             doc = diagnose(con, rules, None, path)
     except AdvisorError as e:
         return [_error_row(path, r.id, str(e), names) for r in rules]
     c = doc["capture"]
-    common = {"host": _host(info.get("uname")), "capture": path,
+    common = {"host": host, "capture": path,
               "capture_id": (info.get("inputs_blake3") or "")[:16] or None,
               "kernel": doc["kernel"]["release"], "clock": c["clock"], "span_seconds": c["span_seconds"],
               "events": c["events"] + c["blk_events"], "lost_events": c["lost_events"], "error": None}
@@ -89,12 +93,6 @@ def capture_rows(path: str, rules_dir: str | None = None) -> list[dict]:
                    replay_after_policy=r.get("after_policy"), replay_after=_number(r.get("after")))
         rows.append(row)
     return rows
-
-
-def _host(uname: str | None) -> str | None:
-    # trace-cmd stores "Linux vm 6.18.44-fc-v595 x86_64": sysname, nodename, release, machine.
-    parts = (uname or "").split()
-    return parts[1] if len(parts) >= 2 else None
 
 
 def _number(v) -> float | None:
