@@ -30,8 +30,11 @@ def measure(store: Path, label: str, rules: list[Rule]) -> dict:
 
 def compare_stores(before: list[tuple[Path, str]], after: list[tuple[Path, str]], rules: list[Rule]) -> dict:
     """`before`, `after`: (store, label) of each run of that side."""
-    b = [measure(s, label, rules) for s, label in before]
-    a = [measure(s, label, rules) for s, label in after]
+    return document([measure(s, label, rules) for s, label in before], [measure(s, label, rules) for s, label in after])
+
+
+def document(b: list[dict], a: list[dict]) -> dict:
+    """The diff document of measured runs (see measure)."""
     return {
         "before": [r["label"] for r in b],
         "after": [r["label"] for r in a],
