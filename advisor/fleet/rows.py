@@ -58,9 +58,10 @@ def schema(rules) -> pa.Schema:
     return pa.schema([*FIXED, *((m, pa.float64()) for m in metric_names(rules)), *REPLAY])
 
 
-def capture_rows(path: str, rules_dir: str | None = None) -> list[dict]:
+def capture_rows(path: str, rules_dir: str | None = None, read: str | None = None) -> list[dict]:
     """Every rule's finding on one capture, as rows of `schema`. A capture that cannot be
-    read gives one row per rule with verdict 'error' and the reason."""
+    read gives one row per rule with verdict 'error' and the reason. `read`: where to read
+    it when not at `path` (the rows name `path`)."""
     from advisor.analyze import diagnose
     from advisor.rules import SEVERITY, load_rules
     from advisor.store import open_store, store_for
@@ -69,7 +70,7 @@ def capture_rows(path: str, rules_dir: str | None = None) -> list[dict]:
 
     rules = load_rules(Path(rules_dir) if rules_dir else None)
     names = metric_names(rules)
-    p = Path(path)
+    p = Path(read or path)
     try:
         store = p if is_store(p) else store_for([p]).store
         with open_store(store) as con:

@@ -30,7 +30,7 @@ def analyze_fleet(captures: list[Path], out: Path, engine: str = "local", jobs: 
 
     if engine not in ENGINES:
         raise UsageError(f"--engine must be one of {', '.join(ENGINES)}, not {engine!r}")
-    rules_arg = str(rules_dir) if rules_dir else None
+    rules_arg = str(Path(rules_dir).absolute()) if rules_dir else None  # executors may run elsewhere
     table_schema = schema(load_rules(rules_dir))
     target = out / TABLE
     _prepare(out, target)

@@ -35,11 +35,14 @@ def spark_schema(table_schema: pa.Schema):
     return T.StructType([T.StructField(f.name, _spark_type(f.type), True) for f in table_schema])
 
 
-def task_rows(path: str, rules_dir: str | None, columns: list[str]) -> list[tuple]:
-    """What one Spark task runs: one capture's rows, as tuples in the table's column order."""
+def task_rows(capture: tuple[str, str], rules_dir: str | None, columns: list[str]) -> list[tuple]:
+    """What one Spark task runs: one capture's rows, as tuples in the table's column order.
+    `capture`: the path as given (named in the rows) and as an absolute path (read: an
+    executor's working directory is not the driver's)."""
     from advisor.fleet.rows import capture_rows
 
-    return [tuple(row[c] for c in columns) for row in capture_rows(path, rules_dir)]
+    given, absolute = capture
+    return [tuple(row[c] for c in columns) for row in capture_rows(given, rules_dir, absolute)]
 
 
 def session(master: str):
@@ -63,7 +66,8 @@ def run_spark(paths: list[str], rules_dir: str | None, table_schema: pa.Schema, 
     spark.sparkContext.setLogLevel("ERROR")
     try:
         columns = table_schema.names
-        rdd = spark.sparkContext.parallelize(paths, numSlices=len(paths)).flatMap(
+        captures = [(p, str(Path(p).absolute())) for p in paths]
+        rdd = spark.sparkContext.parallelize(captures, numSlices=len(captures)).flatMap(
             lambda p: task_rows(p, rules_dir, columns))
         df = spark.createDataFrame(rdd, spark_schema(table_schema))
         # One file, rows in the local engine's order. repartition (a shuffle), not coalesce:
