@@ -82,3 +82,9 @@ def test_bad_inputs_are_one_line(tmp_path, args):
 
 def test_unknown_engine_is_one_line(tmp_path):
     one_line_error(advisor("fleet", "analyze", str(SAMPLES / "sync-xfs-v6.dat"), "-o", str(tmp_path), "--engine", "dask"))
+
+
+def test_help_has_an_example():
+    r = advisor("fleet", "analyze", "--help")
+    assert r.code == 0, r.err
+    assert "Example: advisor fleet analyze" in " ".join(r.out.split())
