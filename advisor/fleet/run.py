@@ -44,7 +44,10 @@ def analyze_fleet(captures: list[Path], out: Path, engine: str = "local", jobs: 
     workers = max(1, min(jobs or os.cpu_count() or 1, len(paths)))
     # spawn, not fork: the parent may hold DuckDB and numba threads, which fork copies badly.
     with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn")) as pool:
-        for n, capture in enumerate(pool.map(capture_rows, paths, [rules_arg] * len(paths)), 1):
+        # Read by absolute path, as Spark's executors do, so both engines' rows (error
+        # messages included) are the same.
+        absolute = [str(Path(p).absolute()) for p in paths]
+        for n, capture in enumerate(pool.map(capture_rows, paths, [rules_arg] * len(paths), absolute), 1):
             rows += capture
             if progress:
                 progress(n, len(paths))

@@ -16,13 +16,16 @@ GROUP BY ALL ORDER BY kernel, min(severity) DESC NULLS LAST, verdict"""
 # (signature-without-known-bug, at-risk or affected: severity 2 and up); hosts with none
 # are left out (insufficient-data is not a finding of the problem).
 WORST_HOSTS = """
-WITH per_host AS (
-  SELECT rule, host, max(severity) AS severity, arg_max(verdict, severity) AS verdict,
-         count(*) FILTER (WHERE severity >= 2) AS captures_flagged, count(*) AS captures,
-         arg_max(capture, severity) AS worst_capture
-  FROM read_parquet('{table}/*.parquet') WHERE verdict <> 'error' GROUP BY rule, host)
+WITH findings AS (SELECT * FROM read_parquet('{table}/*.parquet') WHERE verdict <> 'error'),
+per_host AS (
+  SELECT rule, host, max(severity) AS severity, count(*) FILTER (WHERE severity >= 2) AS captures_flagged,
+         count(*) AS captures
+  FROM findings GROUP BY rule, host),
+worst AS (  -- each host's most severe capture; ties: the first by name, so every run names the same
+  SELECT rule, host, verdict, capture AS worst_capture FROM findings
+  QUALIFY row_number() OVER (PARTITION BY rule, host ORDER BY severity DESC, capture) = 1)
 SELECT rule, host, verdict, captures_flagged, captures, worst_capture
-FROM per_host WHERE severity >= 2
+FROM per_host JOIN worst USING (rule, host) WHERE severity >= 2
 QUALIFY row_number() OVER (PARTITION BY rule ORDER BY severity DESC, captures_flagged DESC, host) <= {top}
 ORDER BY rule, severity DESC, captures_flagged DESC, host"""
 

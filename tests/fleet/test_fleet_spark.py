@@ -57,7 +57,8 @@ def test_spark_reads_the_findings_table_with_duckdbs_answers(local_fleet, spark_
     table, _ = local_fleet
     spark_session.read.parquet(str(table)).createOrReplaceTempView("findings")
     queries = [
-        "SELECT kernel, verdict, count(*) AS n FROM {t} GROUP BY kernel, verdict ORDER BY kernel, verdict",
+        # NULLs placed explicitly: Spark sorts them first, DuckDB last.
+        "SELECT kernel, verdict, count(*) AS n FROM {t} GROUP BY kernel, verdict ORDER BY kernel NULLS FIRST, verdict",
         "SELECT rule, count(*) AS n, sum(write_stall_count) AS stalls, max(fsync_p99_ms) AS fsync_p99 FROM {t} "
         "WHERE verdict <> 'error' GROUP BY rule ORDER BY rule",
         "SELECT capture, replay_before, replay_after FROM {t} WHERE replay_metric IS NOT NULL ORDER BY capture, rule",
