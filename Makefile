@@ -9,7 +9,8 @@ SAMPLE := sample_traces/fio-ext4-v7-zstd.dat
 BLK_SAMPLE := sample_traces/blk-ext4-fsync
 ANALYZE_SAMPLE := sample_traces/stable-pages-ext4-v7-zstd.dat
 # chromium: the report's browser test opens the HTML file headless.
-APT_PACKAGES := trace-cmd blktrace zstd chromium
+# openjdk-17-jre-headless: Spark (advisor fleet analyze --engine spark and its tests).
+APT_PACKAGES := trace-cmd blktrace zstd chromium openjdk-17-jre-headless
 STAMP := .venv/.installed
 
 .PHONY: install demo test test-rust test-python test-installed fuzz-short bench clean

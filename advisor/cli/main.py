@@ -12,6 +12,8 @@ from rich.markup import escape
 from advisor.cli.analyze_cmd import analyze
 from advisor.cli.capture_cmd import capture
 from advisor.cli.console import err
+from advisor.cli.diff_cmd import diff
+from advisor.cli.fleet_cmd import fleet
 from advisor.cli.ingest_cmd import ingest
 from advisor.cli.io_cmd import io
 from advisor.cli.replay_cmd import replay
@@ -33,6 +35,8 @@ app.command()(analyze)
 app.command()(capture)
 app.command()(replay)
 app.command()(report)
+app.command()(diff)
+app.add_typer(fleet, name="fleet")
 
 
 def _show_version(value: bool) -> None:
