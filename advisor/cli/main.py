@@ -11,7 +11,7 @@ from rich.markup import escape
 
 from advisor.cli.analyze_cmd import analyze
 from advisor.cli.capture_cmd import capture
-from advisor.cli.console import err
+from advisor.cli.console import err, real_metavars
 from advisor.cli.ingest_cmd import ingest
 from advisor.cli.io_cmd import io
 from advisor.cli.replay_cmd import replay
@@ -19,6 +19,7 @@ from advisor.cli.report_cmd import report
 from advisor.cli.sql_cmd import sql
 from advisor.errors import AdvisorError
 
+real_metavars()
 app = typer.Typer(
     name="advisor",
     help="Writeback Advisor: SQL over kernel writeback captures, diagnosis and what-if replay.",
@@ -57,7 +58,10 @@ def run(argv: list[str] | None = None) -> int:
     try:
         # Without standalone mode Click hands back typer.Exit codes as the result.
         code = app(args=argv, prog_name="advisor", standalone_mode=False)
+        sys.stdout.flush()  # inside the try: a reader that went away is handled below
         return code if isinstance(code, int) else 0
+    except BrokenPipeError:
+        return _reader_gone()
     except AdvisorError as e:
         err.print(f"[red]advisor: error:[/] {escape(str(e))}", markup=True, highlight=False, soft_wrap=True)
         return e.exit_code
@@ -85,6 +89,18 @@ def run(argv: list[str] | None = None) -> int:
         traceback.print_exc()
         err.print(f"[red]advisor: internal error ({type(e).__name__}); please report it with the traceback above[/]")
         return INTERNAL_ERROR
+
+
+def _reader_gone() -> int:
+    """`advisor io X | head -1`: head read what it wanted and closed the pipe. Like `git log
+    | head -1`, stop quietly and exit 0; stdout goes to /dev/null so that Python's own flush
+    at exit does not report the closed pipe."""
+    import os  # noqa: PLC0415
+
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    os.close(devnull)
+    return 0
 
 
 class _Terminated(KeyboardInterrupt):

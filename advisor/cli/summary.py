@@ -1,14 +1,13 @@
-"""What an ingest found: a Rich summary for people, a dict for --json."""
+"""What an ingest found: a summary for people on stdout, a dict for --json."""
 
 from __future__ import annotations
 
-from rich.panel import Panel
 from rich.table import Table
+from rich.text import Text
 
-from advisor.cli.console import err
+from advisor.cli.console import more_rows, out, section, table
 from advisor.store import IngestResult
 
-TOP_TYPES = 25
 
 
 def fmt_ns(ns: int) -> str:
@@ -44,7 +43,7 @@ def as_dict(r: IngestResult) -> dict:
     }
 
 
-def render(r: IngestResult) -> None:
+def render(r: IngestResult, limit: int = 25) -> None:
     info = r.info
     facts = Table.grid(padding=(0, 2))
     facts.add_column(style="bold")
@@ -74,17 +73,16 @@ def render(r: IngestResult) -> None:
         facts.add_row("[red]data loss[/]", "\n".join(lines))
     else:
         facts.add_row("data loss", "none reported")
-    err.print(Panel(facts, title="ingest", expand=False))
+    out.print(section(Text("ingest", style="bold"), facts))
     if r.events_by_type:
-        t = Table(title="events per type", show_edge=False)
-        t.add_column("event")
-        t.add_column("count", justify="right")
+        t = table("event", "events", title="events per type", right=("events",), names=("event",))
         items = sorted(r.events_by_type.items(), key=lambda kv: -kv[1])
-        for name, n in items[:TOP_TYPES]:
+        for name, n in items[:limit]:
             t.add_row(name, f"{n:,}")
-        if len(items) > TOP_TYPES:
-            t.add_row(f"[dim]… {len(items) - TOP_TYPES} more types[/]", f"{sum(n for _, n in items[TOP_TYPES:]):,}")
-        err.print(t)
+        out.print(t)
+        if len(items) > limit:
+            rest = sum(n for _, n in items[limit:])
+            out.print(more_rows(len(items) - limit, f"{rest:,} events; --limit"))
 
 
 def damage_error(r: IngestResult) -> str:
