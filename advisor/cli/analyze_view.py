@@ -6,6 +6,7 @@ from rich.console import Group
 from rich.table import Table
 from rich.text import Text
 
+from advisor.display import display_id, display_value
 from advisor.cli.console import more_rows, out, section, table, terminal
 from advisor.rules import SEVERITY
 
@@ -107,13 +108,8 @@ def _checks(f: dict) -> Table | None:
 
 
 def number(v) -> str:
-    """A value as people read it: 59,785,216 rather than 5.97852e+07, 0.0356 rather than
-    0.0355719; never an exponent."""
-    if isinstance(v, bool) or not isinstance(v, (int, float)):
-        return str(v)
-    if float(v).is_integer():
-        return f"{int(v):,}"
-    return f"{v:,.4g}" if abs(v) < 1e4 and abs(v) >= 1e-4 else f"{v:,.3f}"
+    """A check's value or threshold: 59,785,216 rather than 5.97852e+07, never an exponent."""
+    return display_value(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else str(v)
 
 
 def _evidence(ev: dict):
@@ -122,7 +118,7 @@ def _evidence(ev: dict):
     right-aligned. On a terminal headers wrap at their underscores so that the table fits."""
     rows = ev["rows"]
     text_cols = {i for i, _ in enumerate(ev["columns"]) if any(isinstance(r[i], str) for r in rows)}
-    cells = [["" if v is None else f"{v:.3f}" if isinstance(v, float) else str(v) for v in r] for r in rows]
+    cells = [[display_id(v) for v in r] for r in rows]
     widest = [max((len(r[i]) for r in cells), default=0) for i in range(len(ev["columns"]))]
     # On a terminal a header wider than its values goes on lines of its own words:
     # "pages_dirtied" over a 5-digit count is "pages" above "dirtied".

@@ -43,6 +43,11 @@ class _Results(Console):
             return text
         return "\n".join(line.rstrip() for line in text.split("\n"))
 
+    def on_broken_pipe(self) -> None:
+        # Rich exits 1 here; the reader going away is not an error (`advisor io X | head -1`):
+        # advisor.cli.main ends the command quietly with exit 0.
+        raise BrokenPipeError
+
 
 #: Results the user asked for.
 out = _Results(highlight=False, width=_stdout_width())
@@ -134,7 +139,7 @@ def _metavar(self, ctx) -> str | None:
         return self.metavar or None
     if getattr(self, "is_flag", False):
         return None
-    choices = getattr(self.type, "choices", None)
+    choices = getattr(getattr(self, "type", None), "choices", None)
     if choices:
         return "|".join(str(c) for c in choices)
     return (self.name or "value").upper()

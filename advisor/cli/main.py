@@ -62,6 +62,11 @@ def run(argv: list[str] | None = None) -> int:
         return code if isinstance(code, int) else 0
     except BrokenPipeError:
         return _reader_gone()
+    except SystemExit as e:
+        # Click turns EPIPE into sys.exit(1) (typer/core.py _main); a closed pipe is not an error.
+        if isinstance(e.__context__, BrokenPipeError):
+            return _reader_gone()
+        raise
     except AdvisorError as e:
         err.print(f"[red]advisor: error:[/] {escape(str(e))}", markup=True, highlight=False, soft_wrap=True)
         return e.exit_code

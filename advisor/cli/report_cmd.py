@@ -8,17 +8,18 @@ from typing import List, Optional
 import typer
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
-from advisor.cli.console import err
+from advisor.cli.console import JsonFlag, err, out, print_json
 from advisor.errors import TraceIOError
 
 
 def report(
-    traces: List[Path] = typer.Argument(..., help="The incident's captures: trace.dat, ftrace text, blktrace data (or one store)."),
-    output: Path = typer.Option(..., "-o", "--output", help="The HTML file to write."),
-    kernel: Optional[str] = typer.Option(None, "--kernel", "-k", help="Kernel release to judge against (default: the capture's uname)."),
-    problem: Optional[List[str]] = typer.Option(None, "--problem", "-p", help="Replay only this problem id (repeatable); default all five."),
+    traces: List[Path] = typer.Argument(..., metavar="TRACE...", help="The incident's captures: trace.dat, ftrace text, blktrace data (or one store)."),
+    output: Path = typer.Option(..., "-o", "--output", metavar="FILE", help="The HTML file to write."),
+    kernel: Optional[str] = typer.Option(None, "--kernel", "-k", metavar="RELEASE", help="Kernel release to judge against (default: the capture's uname)."),
+    problem: Optional[List[str]] = typer.Option(None, "--problem", "-p", metavar="ID", help="Replay only this problem id (repeatable); default all five."),
     no_replay: bool = typer.Option(False, "--no-replay", help="Leave the replay out."),
-    rules_dir: Optional[Path] = typer.Option(None, "--rules-dir", help="Rule files to use instead of the bundled rules/."),
+    json_out: JsonFlag = False,
+    rules_dir: Optional[Path] = typer.Option(None, "--rules-dir", metavar="DIR", help="Rule files to use instead of the bundled rules/."),
 ) -> None:
     """Write an HTML report: findings with evidence, charts of the incident on one time axis
     (dirty pages, throughput, IO latency, sync/fsync spans, writer stalls) and the replay.
@@ -61,4 +62,8 @@ def report(
         output.write_text(text, encoding="utf-8")
     except OSError as e:
         raise TraceIOError(f"{output}: {e.strerror}") from None
-    err.print(f"wrote {output} ({len(text.encode()) / 1e6:.2f} MB)", markup=False, highlight=False)
+    size = len(text.encode())
+    if json_out:
+        print_json({"output": str(output), "bytes": size})
+    else:
+        out.print(f"wrote {output} ({size / 1e6:.2f} MB)", markup=False, highlight=False)

@@ -26,10 +26,10 @@ def test_json_summary_and_cache(tmp_path):
     assert forced["cached"] is False
 
 
-def test_human_summary_on_stderr(tmp_path):
+def test_human_summary_on_stdout(tmp_path):
     r = advisor("ingest", str(SAMPLES / "lost-events-v7-zstd.dat"), "-o", str(tmp_path / "s.duckdb"))
-    assert r.code == 0 and r.out == ""
-    assert "6.18.44" in r.err and "data loss" in r.err and "53,347" in r.err
+    assert r.code == 0 and r.err == ""
+    assert "6.18.44" in r.out and "data loss" in r.out and "53,347" in r.out
 
 
 def test_output_refuses_to_overwrite(tmp_path):
