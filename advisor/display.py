@@ -27,3 +27,31 @@ def display_id(v) -> str:
     if isinstance(v, float):
         return f"{v:.3f}"
     return str(v)
+
+
+# Raw numbers people read in hex: ioctl commands are built by _IOW(0x94, 23, ...) = 0x50009417.
+HEX_COLUMNS = frozenset({"cmd"})
+
+
+def named_columns(columns: list[str], rows: list[list]) -> tuple[list[str], list[list[str]]]:
+    """Evidence for people: a raw number followed by its decoded name (`cmd`, `cmd_name`;
+    `sync_mode`, `sync_mode_name`) is one column, "BTRFS_IOC_SNAP_CREATE_V2 (0x50009417)",
+    "WB_SYNC_ALL (1)"; the JSON keeps both. Every other cell as `display_id` writes it."""
+    keep, pairs = [], {}
+    for i, c in enumerate(columns):
+        if c.endswith("_name") and i > 0 and columns[i - 1] == c[: -len("_name")]:
+            pairs[i - 1] = i
+            continue
+        keep.append(i)
+    out_rows = []
+    for r in rows:
+        cells = []
+        for i in keep:
+            if i in pairs:
+                raw, name = r[i], r[pairs[i]]
+                shown = "" if raw is None else f"{raw:#x}" if columns[i] in HEX_COLUMNS and isinstance(raw, int) else str(raw)
+                cells.append(shown if name in (None, "", shown) else f"{name} ({shown})")
+            else:
+                cells.append(display_id(r[i]))
+        out_rows.append(cells)
+    return [columns[i] for i in keep], out_rows

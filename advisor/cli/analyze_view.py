@@ -6,7 +6,7 @@ from rich.console import Group
 from rich.table import Table
 from rich.text import Text
 
-from advisor.display import display_id, display_value
+from advisor.display import display_value, named_columns
 from advisor.cli.console import more_rows, out, section, table, terminal
 from advisor.rules import SEVERITY
 
@@ -114,16 +114,16 @@ def number(v) -> str:
 
 def _evidence(ev: dict):
     """An evidence table: ids and timestamps as the trace prints them (no separators),
-    text columns (comm, ioctl and enum names) whole and never wrapped, numbers
-    right-aligned. On a terminal headers wrap at their underscores so that the table fits."""
+    text columns (comm, ioctl and enum names) whole and never wrapped (a decoded value
+    may wrap between its name and its number), numbers right-aligned. On a terminal headers wrap at their underscores so that the table fits."""
     rows = ev["rows"]
-    text_cols = {i for i, _ in enumerate(ev["columns"]) if any(isinstance(r[i], str) for r in rows)}
-    cells = [[display_id(v) for v in r] for r in rows]
-    widest = [max((len(r[i]) for r in cells), default=0) for i in range(len(ev["columns"]))]
+    columns, cells = named_columns(ev["columns"], rows)
+    text_cols = {i for i, _ in enumerate(columns) if any(not c.replace(".", "").replace("-", "").isdigit() for c in (r[i] for r in cells) if c)}
+    widest = [max((len(r[i]) for r in cells), default=0) for i in range(len(columns))]
     # On a terminal a header wider than its values goes on lines of its own words:
     # "pages_dirtied" over a 5-digit count is "pages" above "dirtied".
-    heads = [c.replace("_", "\n") if terminal() and len(c) > widest[i] else c for i, c in enumerate(ev["columns"])]
-    t = table(*heads, title=ev["title"], right=tuple(h for i, h in enumerate(heads) if i not in text_cols), names=tuple(heads))
+    heads = [c.replace("_", "\n") if terminal() and len(c) > widest[i] else c for i, c in enumerate(columns)]
+    t = table(*heads, title=ev["title"], right=tuple(h for i, h in enumerate(heads) if i not in text_cols), names=tuple(h for i, h in enumerate(heads) if not any(" (" in r[i] for r in cells)))
     for r in cells:
         t.add_row(*r)
     left_out = ev.get("total_rows", len(rows)) - len(rows)

@@ -16,7 +16,7 @@ import hashlib
 import html
 from importlib import resources
 
-from advisor.display import display_id, display_value
+from advisor.display import display_id, display_value, named_columns
 from advisor.report.charts import Chart
 from advisor.rules import SEVERITY
 
@@ -124,7 +124,7 @@ def _finding(f: dict) -> str:
                            {True: "yes", False: "no", None: "unknown"}[c["holds"]]) for kind, c in checks], "checks"))
     for ev in f["evidence"]:
         if ev["rows"]:
-            out.append(f"<h4>{h(ev['title'])}</h4>" + table(ev["columns"], ev["rows"], "evidence"))
+            out.append(f"<h4>{h(ev['title'])}</h4>" + table(*named_columns(ev["columns"], ev["rows"]), "evidence"))
             left_out = ev.get("total_rows", len(ev["rows"])) - len(ev["rows"])
             if left_out > 0:
                 out.append(f'<p class="more">… {left_out:,} more rows (advisor analyze --limit N shows more)</p>')

@@ -126,3 +126,19 @@ def test_help_prints_metavars_not_type_names():
         r = advisor(cmd, "--help")
         assert r.code == 0
         assert "<bool>" not in r.out and "<list" not in r.out and "<str>" not in r.out and "<path>" not in r.out, r.out
+
+
+def test_decoded_values_keep_their_raw_number():
+    """The JSON has the ioctl number and its name, the writeback reason and sync mode as
+    numbers and as the capture's own print format names them; people read one column."""
+    doc = json.loads(advisor("analyze", SNAPSHOT, "-r", "btrfs-snapshot-livelock", "--json").out)
+    ev = doc["findings"][0]["evidence"][0]
+    row = dict(zip(ev["columns"], ev["rows"][0]))
+    assert (row["cmd"], row["cmd_name"]) == (0x50009417, "BTRFS_IOC_SNAP_CREATE_V2")
+    assert "BTRFS_IOC_SNAP_CREATE_V2 (0x50009417)" in advisor("analyze", SNAPSHOT, "-r", "btrfs-snapshot-livelock").out
+    doc = json.loads(advisor("analyze", SYNC, "-r", "sync-flusher-stall", "--json").out)
+    works = next(e for e in doc["findings"][0]["evidence"] if "reason" in e["columns"])
+    modes = {(r[works["columns"].index("sync_mode")], r[works["columns"].index("sync_mode_name")]) for r in works["rows"]}
+    assert modes == {(0, "WB_SYNC_NONE"), (1, "WB_SYNC_ALL")}
+    text = advisor("analyze", SYNC, "-r", "sync-flusher-stall").out
+    assert "WB_SYNC_ALL (1)" in text and "sync (2)" in text  # enum wb_reason WB_REASON_SYNC = 2
