@@ -10,6 +10,7 @@ import typer
 from rich.markup import escape
 
 from advisor.cli.analyze_cmd import analyze
+from advisor.cli.cache_cmd import cache
 from advisor.cli.capture_cmd import capture
 from advisor.cli.console import err, real_metavars
 from advisor.cli.ingest_cmd import ingest
@@ -34,6 +35,7 @@ app.command()(analyze)
 app.command()(capture)
 app.command()(replay)
 app.command()(report)
+app.add_typer(cache)
 
 
 def _show_version(value: bool) -> None:
@@ -46,9 +48,13 @@ def _show_version(value: bool) -> None:
 
 @app.callback(epilog="Example: advisor analyze sample_traces/sync-xfs-v6.dat   (each command's --help has its own example)")
 def _options(
+    ctx: typer.Context,
     version: bool = typer.Option(False, "--version", help="Print the version and exit.", callback=_show_version, is_eager=True),
 ) -> None:
     """Writeback Advisor: SQL over kernel writeback captures, diagnosis and what-if replay."""
+    from advisor.store.cache_admin import enforce_cap  # noqa: PLC0415
+
+    ctx.call_on_close(enforce_cap)  # $WRITEBACK_ADVISOR_CACHE_MAX, once the command is done
 
 INTERNAL_ERROR = 101
 
