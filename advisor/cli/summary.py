@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import glob
+import re
+from pathlib import Path
+
 from rich.table import Table
 from rich.text import Text
 
@@ -17,11 +21,27 @@ def fmt_ns(ns: int) -> str:
     return f"{sign}{ns // 1_000_000_000}.{ns % 1_000_000_000:09d}"
 
 
+def cpu_files(traces) -> list[str]:
+    """The per-CPU blktrace files an ingest read: given NAME.blktrace.0 (or NAME), blktrace's
+    reader takes every NAME.blktrace.N, as `blkparse -i NAME` does."""
+    out: list[str] = []
+    for t in traces:
+        t = Path(t)
+        m = re.fullmatch(r"(.+)\.blktrace\.\d+", t.name)
+        base = m.group(1) if m else t.name
+        found = sorted(t.parent.glob(f"{glob.escape(base)}.blktrace.*"), key=lambda p: (len(p.name), p.name))
+        found = [p for p in found if re.fullmatch(r"\d+", p.name.rsplit(".", 1)[1])]
+        if found and (m or not t.is_file()):
+            out += [str(p) for p in found if str(p) not in out]
+    return out
+
+
 def as_dict(r: IngestResult) -> dict:
     info = r.info
     return {
         "trace": str(r.trace),
         "traces": [str(t) for t in r.traces],
+        "blktrace_cpu_files": cpu_files(r.traces),
         "store": str(r.store),
         "cached": r.cached,
         "seconds": round(r.seconds, 3),
@@ -49,6 +69,9 @@ def render(r: IngestResult, limit: int = 25) -> None:
     facts.add_column(style="bold")
     facts.add_column()
     facts.add_row("input" if len(r.traces) == 1 else "inputs", "\n".join(str(t) for t in r.traces))
+    read = cpu_files(r.traces)
+    if read and [str(t) for t in r.traces] != read:
+        facts.add_row("read", "\n".join(read) + "\n[dim](every CPU's blktrace file, as blkparse -i NAME reads them)[/]")
     facts.add_row("store", f"{r.store}" + ("  [dim](cached)[/]" if r.cached else f"  [dim]({r.seconds:.2f} s)[/]"))
     if "format" in info:
         facts.add_row("format", _format_line(info))

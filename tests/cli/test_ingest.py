@@ -54,3 +54,13 @@ def test_every_ftrace_sample_ingests(store_of):
         r = load_result([SAMPLES / m["file"]], store_of(m["file"]), "")
         assert r.events == m["event_count"], m["file"]
         assert r.damaged is False
+
+
+def test_one_cpu_file_names_every_cpu_file_read():
+    """blktrace's reader takes every NAME.blktrace.N when given one of them (as blkparse
+    -i NAME does): the summary says so rather than listing only the file given."""
+    r = advisor("ingest", str(SAMPLES / "blk-ext4-fsync.blktrace.0"), "--json")
+    assert r.code == 0, r.err
+    assert json.loads(r.out)["blktrace_cpu_files"] == [str(SAMPLES / f"blk-ext4-fsync.blktrace.{n}") for n in (0, 1)]
+    text = advisor("ingest", str(SAMPLES / "blk-ext4-fsync.blktrace.0")).out
+    assert "blk-ext4-fsync.blktrace.1" in text
