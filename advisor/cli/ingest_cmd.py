@@ -26,7 +26,9 @@ def ingest(
         "(NAME or NAME.blktrace.N per-CPU files, a blkparse -d file, or - for stdin).",
     ),
     output: Optional[Path] = typer.Option(None, "-o", "--output", metavar="PATH", help="Write the store here instead of the cache (with --format parquet: the dataset directory)."),
-    fmt: str = typer.Option("duckdb", "--format", "-f", help="duckdb (a store file) or parquet (a dataset shared by many captures: DIR/<table>/host=H/capture=C/)."),
+    fmt: str = typer.Option("duckdb", "--store-format", "--format", "-f", metavar="duckdb|parquet",
+                            help="The store's format: duckdb (one file) or parquet (a dataset shared by many captures: DIR/<table>/host=H/capture=C/). "
+                                 "--format is the old name (sql's --format is the result's format)."),
     force: bool = typer.Option(False, "--force", help="Re-parse even when a cached store exists; overwrite -o."),
     json_out: JsonFlag = False,
     limit: int = limit_option(25, "event types in the summary"),
@@ -36,12 +38,12 @@ def ingest(
 
     Example: advisor ingest sample_traces/blk-ext4-fsync.dat sample_traces/blk-ext4-fsync -o incident.duckdb
 
-    Example: advisor ingest --format parquet -o fleet/ sample_traces/sync-xfs-v6.dat
+    Example: advisor ingest --store-format parquet -o fleet/ sample_traces/sync-xfs-v6.dat
     """
     if fmt not in FORMATS:
-        raise UsageError(f"--format must be one of {', '.join(FORMATS)}, not {fmt!r}")
+        raise UsageError(f"--store-format must be one of {', '.join(FORMATS)}, not {fmt!r}")
     if fmt == "parquet" and output is None:
-        raise UsageError("--format parquet needs -o DIR (the dataset directory)")
+        raise UsageError("--store-format parquet needs -o DIR (the dataset directory)")
     if fmt == "parquet" and output.exists() and not output.is_dir():
         raise UsageError(f"{output}: exists and is not a directory")
     for trace in traces:
