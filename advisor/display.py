@@ -29,6 +29,10 @@ def display_id(v) -> str:
     return str(v)
 
 
+# Columns that hold identifiers or timestamps, in any table a person reads: printed as the
+# trace prints them (pid 3556, not 3,556).
+ID_COLUMNS = frozenset({"pid", "tgid", "ppid", "ino", "inode", "cpu", "ts", "start_ts", "end_ts", "sector", "dev", "seq"})
+
 # Raw numbers people read in hex: ioctl commands are built by _IOW(0x94, 23, ...) = 0x50009417.
 HEX_COLUMNS = frozenset({"cmd"})
 

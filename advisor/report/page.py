@@ -16,7 +16,7 @@ import hashlib
 import html
 from importlib import resources
 
-from advisor.display import display_id, display_value, named_columns
+from advisor.display import ID_COLUMNS, display_id, display_value, named_columns
 from advisor.report.charts import Chart
 from advisor.rules import SEVERITY
 
@@ -51,8 +51,10 @@ def number(v) -> str:
 
 def table(columns, rows, cls: str = "") -> str:
     head = "".join(f"<th>{h(c)}</th>" for c in columns)
-    cell = (lambda v: h(display_id(v))) if cls == "evidence" else number  # ids and timestamps without separators
-    body = "".join("<tr>" + "".join(f"<td>{cell(v)}</td>" for v in r) + "</tr>" for r in rows)
+    # Identifiers and timestamps without thousands separators: every evidence cell, and
+    # the columns named as such in any other table (the tasks' pid).
+    cells = [(lambda v: h(display_id(v))) if cls == "evidence" or c in ID_COLUMNS else number for c in columns]
+    body = "".join("<tr>" + "".join(f"<td>{cell(v)}</td>" for cell, v in zip(cells, r)) + "</tr>" for r in rows)
     return f'<table class="{h(cls)}"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>'
 
 
