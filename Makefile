@@ -28,7 +28,7 @@ $(STAMP): pyproject.toml parsers/Cargo.toml parsers/Cargo.lock $(shell find pars
 	$(PY) -m pip install -q --upgrade pip
 	@echo "==> [3/3] the package and its Rust parsers (a cargo build: about 3 minutes on 2 cores; cargo's progress follows)"
 	@# pip -v streams cargo's output; the whole log is kept, the progress lines are shown.
-	set -o pipefail; $(PY) -m pip install -v -e '.[test]' 2>&1 | tee .venv/pip-install.log \
+	@set -o pipefail; $(PY) -m pip install -v -e '.[test]' 2>&1 | tee .venv/pip-install.log \
 	  | grep --line-buffered -E '^ *(Collecting|Compiling|Finished|Successfully installed)' \
 	  || { echo "pip install failed; the end of .venv/pip-install.log:"; tail -40 .venv/pip-install.log; exit 1; }
 	touch $(STAMP)
