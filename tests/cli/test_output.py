@@ -111,12 +111,17 @@ def _on_a_terminal(*args: str, columns: int = 100) -> str:
     return re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", b"".join(chunks).decode())
 
 
-def test_a_100_column_terminal_shows_whole_names():
-    text = _on_a_terminal("analyze", SNAPSHOT)
-    assert "╭" in text  # Rich on a terminal
-    assert "BTRFS_IOC_SNAP_CREATE_V2" in text
-    for name in ("written_during_snapshot_bytes", "written_dirtied_after_start_bytes", "late_written_fraction"):
-        assert name in text
+@pytest.mark.parametrize("args, names", [
+    (["analyze", SNAPSHOT], ["BTRFS_IOC_SNAP_CREATE_V2", "written_during_snapshot_bytes", "written_dirtied_after_start_bytes",
+                             "late_written_fraction", "btrfs-snapshot-livelock"]),
+    (["replay", SYNC], ["inodes_written_during_sync", "flusher_waiting_seconds", "stable_writes_required", "wait-if-required"]),
+    (["io", BLK], ["kworker/u4:1", "jbd2/vda-8", "max depth R/W", "avg active @Q"]),
+])
+def test_a_100_column_terminal_shows_whole_names(args, names):
+    text = _on_a_terminal(*args)
+    assert "╭" in text or "─" in text  # Rich on a terminal
+    for name in names:
+        assert name in text, name
     assert max(len(l) for l in text.replace("\r", "").splitlines()) <= 100
     assert "…" not in text.replace("… ", "")  # the only ellipsis allowed starts "… N more rows"
 
