@@ -152,3 +152,11 @@ def real_metavars() -> None:
 
     core.TyperArgument.display_type_rich = _metavar
     core.TyperOption.display_type_rich = _metavar
+    core.TyperArgument._usage_display_name = _usage_name
+
+
+def _usage_name(self) -> str:
+    """The usage line: `advisor io [OPTIONS] TRACE...`, `advisor sql TRACE [QUERY]`, not
+    Typer's `{TRACE...}...`."""
+    name = self.metavar or (self.name or "ARG").upper() + ("..." if self.nargs != 1 else "")
+    return name if self.required else f"[{name}]"

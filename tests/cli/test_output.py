@@ -131,6 +131,8 @@ def test_help_prints_metavars_not_type_names():
         r = advisor(cmd, "--help")
         assert r.code == 0
         assert "<bool>" not in r.out and "<list" not in r.out and "<str>" not in r.out and "<path>" not in r.out, r.out
+        assert "{" not in r.out.split("Usage:", 1)[1].splitlines()[0], r.out  # TRACE..., not {traces}...
+    assert "Usage: advisor sql [OPTIONS] TRACE [QUERY]" in advisor("sql", "--help").out
 
 
 def test_decoded_values_keep_their_raw_number():
