@@ -8,18 +8,19 @@ from typing import List, Optional
 import typer
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
-from advisor.cli.console import err
+from advisor.cli.console import JsonFlag, err, out, print_json
 from advisor.errors import TraceIOError
 
 
 def report(
-    traces: List[Path] = typer.Argument(..., help="The incident's captures: trace.dat, ftrace text, blktrace data (or one store)."),
-    output: Path = typer.Option(..., "-o", "--output", help="The HTML file to write."),
-    kernel: Optional[str] = typer.Option(None, "--kernel", "-k", help="Kernel release to judge against (default: the capture's uname)."),
-    problem: Optional[List[str]] = typer.Option(None, "--problem", "-p", help="Replay only this problem id (repeatable); default all five."),
+    traces: List[Path] = typer.Argument(..., metavar="TRACE...", help="The incident's captures: trace.dat, ftrace text, blktrace data (or one store)."),
+    output: Path = typer.Option(..., "-o", "--output", metavar="FILE", help="The HTML file to write."),
+    kernel: Optional[str] = typer.Option(None, "--kernel", "-k", metavar="RELEASE", help="Kernel release to judge against (default: the capture's uname)."),
+    problem: Optional[List[str]] = typer.Option(None, "--problem", "-p", metavar="ID", help="Replay only this problem id (repeatable); default all five."),
     no_replay: bool = typer.Option(False, "--no-replay", help="Leave the replay out."),
-    rules_dir: Optional[Path] = typer.Option(None, "--rules-dir", help="Rule files to use instead of the bundled rules/."),
-    compare: Optional[Path] = typer.Option(None, "--compare", help="A capture after a change: both on one page, on shared axes (as advisor diff)."),
+    json_out: JsonFlag = False,
+    rules_dir: Optional[Path] = typer.Option(None, "--rules-dir", metavar="DIR", help="Rule files to use instead of the bundled rules/."),
+    compare: Optional[Path] = typer.Option(None, "--compare", metavar="TRACE", help="A capture after a change: both on one page, on shared axes (as advisor diff)."),
 ) -> None:
     """Write an HTML report: findings with evidence, charts of the incident on one time axis
     (dirty pages, throughput, IO latency, sync/fsync spans, writer stalls) and the replay.
@@ -58,7 +59,7 @@ def report(
         from advisor.report.compare import build_compare  # noqa: PLC0415
 
         text = build_compare((store, label), (resolve_stores([compare]), str(compare)), rules)
-        _write(output, text)
+        _write(output, text, json_out)
         return
     progress = Progress(TextColumn("report: {task.description}"), BarColumn(), TimeElapsedColumn(), console=err, transient=True)
     with progress, open_store(store) as con:
@@ -68,12 +69,16 @@ def report(
             progress.update(task, description=name, completed=STEPS.index(name))
 
         text = build(con, label, rules, release, kernel, replay=not no_replay, problems=problems, step=step)
-    _write(output, text)
+    _write(output, text, json_out)
 
 
-def _write(output: Path, text: str) -> None:
+def _write(output: Path, text: str, json_out: bool) -> None:
     try:
         output.write_text(text, encoding="utf-8")
     except OSError as e:
         raise TraceIOError(f"{output}: {e.strerror}") from None
-    err.print(f"wrote {output} ({len(text.encode()) / 1e6:.2f} MB)", markup=False, highlight=False)
+    size = len(text.encode())
+    if json_out:
+        print_json({"output": str(output), "bytes": size})
+    else:
+        out.print(f"wrote {output} ({size / 1e6:.2f} MB)", markup=False, highlight=False)
