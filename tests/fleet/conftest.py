@@ -38,6 +38,6 @@ def local_fleet(tmp_path_factory) -> tuple[Path, dict]:
 def docs_query(table: Path) -> str:
     """The query docs/fleet.md shows, over this table."""
     text = (ROOT / "docs" / "fleet.md").read_text()
-    sql = re.search(r"```sql\n(.*?)```", text, re.S).group(1)
+    sql = re.search(r"```sql\n(-- findings:.*?)```", text, re.S).group(1)
     assert "read_parquet('findings/findings/*.parquet')" in sql
     return sql.replace("findings/findings/*.parquet", f"{table}/*.parquet")
