@@ -9,7 +9,8 @@ SAMPLE := sample_traces/fio-ext4-v7-zstd.dat
 BLK_SAMPLE := sample_traces/blk-ext4-fsync
 ANALYZE_SAMPLE := sample_traces/stable-pages-ext4-v7-zstd.dat
 # chromium: the report's browser test opens the HTML file headless.
-APT_PACKAGES := trace-cmd blktrace zstd chromium
+# openjdk-17-jre-headless: Spark (advisor fleet analyze --engine spark and its tests).
+APT_PACKAGES := trace-cmd blktrace zstd chromium openjdk-17-jre-headless
 STAMP := .venv/.installed
 
 .PHONY: install demo test test-rust test-python test-installed fuzz-short bench clean
@@ -19,21 +20,30 @@ $(STAMP): pyproject.toml parsers/Cargo.toml parsers/Cargo.lock $(shell find pars
 	@missing=""; for p in $(APT_PACKAGES); do \
 	  [ "$$(dpkg-query -W -f='$${db:Status-Status}' $$p 2>/dev/null)" = installed ] || missing="$$missing $$p"; done; \
 	if [ -n "$$missing" ]; then \
-	  echo "installing Debian packages:$$missing"; \
+	  echo "==> [1/3] Debian packages:$$missing (apt-get)"; \
 	  export DEBIAN_FRONTEND=noninteractive; \
-	  apt-get install -y -q $$missing >/dev/null 2>&1 || { apt-get update -q >/dev/null && apt-get install -y -q $$missing >/dev/null; }; \
-	fi
+	  apt-get install -y -q $$missing || { apt-get update -q && apt-get install -y -q $$missing; }; \
+	else echo "==> [1/3] Debian packages: already installed ($(APT_PACKAGES))"; fi
+	@echo "==> [2/3] Python venv in .venv"
 	test -x $(PY) || python3 -m venv .venv
 	$(PY) -m pip install -q --upgrade pip
-	$(PY) -m pip install -q -e '.[test]'
+	@echo "==> [3/3] the package and its Rust parsers (a cargo build: about 3 minutes on 2 cores; cargo's progress follows)"
+	@# pip -v streams cargo's output; the whole log is kept, the progress lines are shown.
+	@set -o pipefail; $(PY) -m pip install -v -e '.[test]' 2>&1 | tee .venv/pip-install.log \
+	  | grep --line-buffered -E '^ *(Collecting|Compiling|Finished|Successfully installed)' \
+	  || { echo "pip install failed; the end of .venv/pip-install.log:"; tail -40 .venv/pip-install.log; exit 1; }
 	touch $(STAMP)
 
 install: $(STAMP)
 
 demo: install
-	.venv/bin/advisor ingest $(SAMPLE)
+	@echo "==> ingest: parse a capture into its cached store"
+	.venv/bin/advisor ingest --limit 10 $(SAMPLE)
+	@echo "==> sql: query the events"
 	.venv/bin/advisor sql $(SAMPLE) "select event, count(*) as events from events group by 1 order by 2 desc limit 10"
+	@echo "==> io: btt-style block I/O latency"
 	.venv/bin/advisor io $(BLK_SAMPLE)
+	@echo "==> analyze: which documented writeback problem the capture shows"
 	.venv/bin/advisor analyze $(ANALYZE_SAMPLE)
 
 test-rust:

@@ -1,5 +1,6 @@
 """How a metric value reads for people, the same in the replay's Rich tables and the
-HTML report: "–" for unmeasured, yes/no, four significant digits, thousands separators."""
+HTML report: "–" for unmeasured, yes/no, four significant digits, thousands separators in
+quantities but never in identifiers (pids, inodes, timestamps: `display_id`), no exponents."""
 
 from __future__ import annotations
 
@@ -10,7 +11,51 @@ def display_value(v) -> str:
     if isinstance(v, bool):
         return "yes" if v else "no"
     if isinstance(v, float):
-        return f"{v:,.4g}"
+        if v.is_integer() or abs(v) >= 1e4:
+            return f"{v:,.0f}"  # 268,600 rather than 2.686e+05
+        return f"{v:.4g}" if abs(v) >= 1e-4 else f"{v:.2e}"
     if isinstance(v, int):
         return f"{v:,}"
     return str(v)
+
+
+def display_id(v) -> str:
+    """An evidence cell: integers as the trace prints them (pid 3556, ts 1174483689309,
+    not 3,556 and 1,174,483,689,309), floats with three decimals (milliseconds)."""
+    if v is None:
+        return ""
+    if isinstance(v, float):
+        return f"{v:.3f}"
+    return str(v)
+
+
+# Columns that hold identifiers or timestamps, in any table a person reads: printed as the
+# trace prints them (pid 3556, not 3,556).
+ID_COLUMNS = frozenset({"pid", "tgid", "ppid", "ino", "inode", "cpu", "ts", "start_ts", "end_ts", "sector", "dev", "seq"})
+
+# Raw numbers people read in hex: ioctl commands are built by _IOW(0x94, 23, ...) = 0x50009417.
+HEX_COLUMNS = frozenset({"cmd"})
+
+
+def named_columns(columns: list[str], rows: list[list]) -> tuple[list[str], list[list[str]]]:
+    """Evidence for people: a raw number followed by its decoded name (`cmd`, `cmd_name`;
+    `sync_mode`, `sync_mode_name`) is one column, "BTRFS_IOC_SNAP_CREATE_V2 (0x50009417)",
+    "WB_SYNC_ALL (1)"; the JSON keeps both. Every other cell as `display_id` writes it."""
+    keep, pairs = [], {}
+    for i, c in enumerate(columns):
+        if c.endswith("_name") and i > 0 and columns[i - 1] == c[: -len("_name")]:
+            pairs[i - 1] = i
+            continue
+        keep.append(i)
+    out_rows = []
+    for r in rows:
+        cells = []
+        for i in keep:
+            if i in pairs:
+                raw, name = r[i], r[pairs[i]]
+                shown = "" if raw is None else f"{raw:#x}" if columns[i] in HEX_COLUMNS and isinstance(raw, int) else str(raw)
+                cells.append(shown if name in (None, "", shown) else f"{name} ({shown})")
+            else:
+                cells.append(display_id(r[i]))
+        out_rows.append(cells)
+    return [columns[i] for i in keep], out_rows

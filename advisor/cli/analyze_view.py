@@ -1,13 +1,13 @@
-"""The analysis for people: kernel, capture quality, one panel per rule (Rich)."""
+"""The analysis for people, on stdout: kernel, capture quality, one section per rule."""
 
 from __future__ import annotations
 
 from rich.console import Group
-from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
-from advisor.cli.console import err
+from advisor.display import display_value, named_columns
+from advisor.cli.console import more_rows, out, section, table, terminal
 from advisor.rules import SEVERITY
 
 STYLE = {
@@ -21,12 +21,12 @@ STYLE = {
 
 
 def render(doc: dict) -> None:
-    err.print(_header(doc))
+    out.print(_header(doc))
     for f in sorted(doc["findings"], key=lambda f: (-SEVERITY[f["verdict"]], f["rule"])):
-        err.print(_panel(f))
+        out.print(_panel(f))
 
 
-def _header(doc: dict) -> Panel:
+def _header(doc: dict):
     k, c = doc["kernel"], doc["capture"]
     t = Table.grid(padding=(0, 2))
     t.add_column(style="bold")
@@ -42,14 +42,14 @@ def _header(doc: dict) -> Panel:
     if c["damaged"]:
         where = f" ({c['damage'][0]})" if c.get("damage") else ""
         t.add_row("damaged", Text(f"findings cover only what was read before the damage{where}", style="bold red"))
-    return Panel(t, title="capture", border_style="dim")
+    return section(Text("capture", style="bold"), t)
 
 
-def _panel(f: dict) -> Panel:
+def _panel(f: dict):
     parts: list = [Text(f["message"])]
     if f["verdict"] == "not-applicable":
         title = Text.assemble(("not-applicable", STYLE["not-applicable"]), "  ", (f["rule"], "bold"), f"  {f['title']}")
-        return Panel(Group(*parts), title=title, title_align="left", border_style="dim")
+        return section(title, Group(*parts))
     if any(v is not None for v in f["metrics"].values()):
         parts.append(_metrics(f))
     if f["unmeasured"]:
@@ -62,7 +62,7 @@ def _panel(f: dict) -> Panel:
             parts.append(_evidence(ev))
     parts.append(_recommendation(f))
     title = Text.assemble((f"{f['verdict']}", STYLE[f["verdict"]]), "  ", (f["rule"], "bold"), f"  {f['title']}")
-    return Panel(Group(*parts), title=title, title_align="left", border_style=STYLE[f["verdict"]].split()[-1])
+    return section(title, Group(*parts), style=STYLE[f["verdict"]].split()[-1])
 
 
 def _value(v, unit: str) -> str:
@@ -76,10 +76,7 @@ def _value(v, unit: str) -> str:
 
 
 def _metrics(f: dict) -> Table:
-    t = Table(show_edge=False, header_style="bold", box=None, padding=(0, 1))
-    t.add_column("metric")
-    t.add_column("value", justify="right")
-    t.add_column("unit")
+    t = table("metric", "value", "unit", right=("value",), names=("metric", "value", "unit"))
     unmeasured = {u["metric"] for u in f["unmeasured"]}
     for name, v in f["metrics"].items():
         unit = f["metric_units"].get(name, "")
@@ -102,23 +99,35 @@ def _checks(f: dict) -> Table | None:
     rows = [("signature", c) for c in f["signature"]] + [("pattern", c) for c in f["pattern"]]
     if not rows:
         return None
-    t = Table(show_edge=False, header_style="bold", box=None, padding=(0, 1))
-    for c in ("check", "condition", "value", "holds"):
-        t.add_column(c)
+    t = table("check", "condition", "value", "holds", right=("value",), names=("value",))
     for kind, c in rows:
         name = c["threshold_name"] or ""
-        t.add_row(kind, f"{c['metric']} {c['op']} {c['threshold']:g}" + (f" ({name})" if name else ""),
-                  "n/a" if c["value"] is None else f"{c['value']:g}", {True: "yes", False: "no", None: "unknown"}[c["holds"]])
+        t.add_row(kind, f"{c['metric']} {c['op']} {number(c['threshold'])}" + (f" ({name})" if name else ""),
+                  "n/a" if c["value"] is None else number(c["value"]), {True: "yes", False: "no", None: "unknown"}[c["holds"]])
     return t
 
 
-def _evidence(ev: dict) -> Table:
-    t = Table(title=ev["title"], title_justify="left", show_edge=False, header_style="bold", box=None, padding=(0, 1))
-    for c in ev["columns"]:
-        t.add_column(c)
-    for r in ev["rows"]:
-        t.add_row(*("" if v is None else f"{v:.3f}" if isinstance(v, float) else str(v) for v in r))
-    return t
+def number(v) -> str:
+    """A check's value or threshold: 59,785,216 rather than 5.97852e+07, never an exponent."""
+    return display_value(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else str(v)
+
+
+def _evidence(ev: dict):
+    """An evidence table: ids and timestamps as the trace prints them (no separators),
+    text columns (comm, ioctl and enum names) whole and never wrapped (a decoded value
+    may wrap between its name and its number), numbers right-aligned. On a terminal headers wrap at their underscores so that the table fits."""
+    rows = ev["rows"]
+    columns, cells = named_columns(ev["columns"], rows)
+    text_cols = {i for i, _ in enumerate(columns) if any(not c.replace(".", "").replace("-", "").isdigit() for c in (r[i] for r in cells) if c)}
+    widest = [max((len(r[i]) for r in cells), default=0) for i in range(len(columns))]
+    # On a terminal a header wider than its values goes on lines of its own words:
+    # "pages_dirtied" over a 5-digit count is "pages" above "dirtied".
+    heads = [c.replace("_", "\n") if terminal() and len(c) > widest[i] else c for i, c in enumerate(columns)]
+    t = table(*heads, title=ev["title"], right=tuple(h for i, h in enumerate(heads) if i not in text_cols), names=tuple(h for i, h in enumerate(heads) if not any(" (" in r[i] for r in cells)))
+    for r in cells:
+        t.add_row(*r)
+    left_out = ev.get("total_rows", len(rows)) - len(rows)
+    return Group(t, more_rows(left_out)) if left_out > 0 else t
 
 
 def _recommendation(f: dict) -> Text:

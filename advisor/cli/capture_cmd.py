@@ -15,18 +15,18 @@ import typer
 
 from advisor.capture.recipe import DEFAULT_BUFFER_KB, available_events, blktrace_argv, record_argv, tracefs_root
 from advisor.capture.state import TracingState
-from advisor.cli.console import err, print_json, warn
+from advisor.cli.console import JsonFlag, err, print_json, warn
 from advisor.errors import UsageError
 
 
 def capture(
-    rule: List[str] = typer.Option(["all"], "--for", help="Rule ids to record for (repeatable), or all."),
-    duration: float = typer.Option(30.0, "--duration", "-t", help="Seconds to record."),
-    device: Optional[str] = typer.Option(None, "--device", "-d", help="Also blktrace this block device, e.g. /dev/nvme0n1."),
-    output: Path = typer.Option(Path("writeback.dat"), "--output", "-o", help="trace.dat to write (blktrace files go next to it)."),
-    buffer_kb: int = typer.Option(DEFAULT_BUFFER_KB, "--buffer-kb", help="Per-CPU ring buffer (KiB)."),
+    rule: List[str] = typer.Option(["all"], "--for", metavar="ID", help="Rule ids to record for (repeatable), or all."),
+    duration: float = typer.Option(30.0, "--duration", "-t", metavar="SECONDS", help="Seconds to record."),
+    device: Optional[str] = typer.Option(None, "--device", "-d", metavar="DEV", help="Also blktrace this block device, e.g. /dev/nvme0n1."),
+    output: Path = typer.Option(Path("writeback.dat"), "--output", "-o", metavar="FILE", help="trace.dat to write (blktrace files go next to it)."),
+    buffer_kb: int = typer.Option(DEFAULT_BUFFER_KB, "--buffer-kb", metavar="KIB", help="Per-CPU ring buffer (KiB)."),
     run: bool = typer.Option(False, "--run", help="Run the commands (as root) instead of printing them."),
-    json_out: bool = typer.Option(False, "--json", help="The commands as JSON on stdout."),
+    json_out: JsonFlag = False,
 ) -> None:
     """Print (or --run) the recording commands for the chosen rules, with buffers sized against lost events.
 

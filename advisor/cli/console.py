@@ -1,16 +1,114 @@
-"""Where output goes: people read stderr (Rich), scripts read stdout."""
+"""Where output goes, as `git`, `rg` and `btt` do it: the results a command was asked for
+on stdout (Rich tables when stdout is a terminal, plain aligned text when it is a pipe or
+a file, one JSON document with --json); progress, warnings and errors on stderr.
+
+The options every command shares (--json, --limit) are declared here once, and so are
+the help's metavars (TRACE..., FILE, N) instead of Typer's type names (<list[Path]>, <bool>).
+"""
 
 from __future__ import annotations
 
 import json
+import os
 import sys
 
-from rich.console import Console
+import typer
+from rich import box
+from rich.console import Console, Group, RenderableType
+from rich.panel import Panel
+from rich.table import Table
+from rich.text import Text
+from typing_extensions import Annotated
 
-#: Human-oriented output: tables, progress bars, warnings.
+#: Progress bars, warnings, errors: what people watch while a command runs.
 err = Console(stderr=True, highlight=False)
-#: Results the user asked for (query results, --json documents).
-out = Console(highlight=False, soft_wrap=True)
+
+
+def _stdout_width() -> int | None:
+    """A pipe has no width: COLUMNS when the caller set it, else wide enough that no table
+    is cut (a file is read with `less -S` or grep, not at 80 columns)."""
+    if sys.stdout.isatty():
+        return None  # the terminal's own
+    columns = os.environ.get("COLUMNS", "")
+    return int(columns) if columns.isdigit() and int(columns) > 0 else 160
+
+
+class _Results(Console):
+    """stdout. Piped, a line ends at its last character (Rich pads every line of a table
+    or title to the table's width; trailing blanks are noise in a file)."""
+
+    def _render_buffer(self, buffer) -> str:
+        text = super()._render_buffer(buffer)
+        if self.is_terminal:
+            return text
+        return "\n".join(line.rstrip() for line in text.split("\n"))
+
+    def on_broken_pipe(self) -> None:
+        # Rich exits 1 here; the reader going away is not an error (`advisor io X | head -1`):
+        # advisor.cli.main ends the command quietly with exit 0.
+        raise BrokenPipeError
+
+
+#: Results the user asked for.
+out = _Results(highlight=False, width=_stdout_width())
+
+
+def terminal() -> bool:
+    """Rich (boxes, colour) on stdout only when a person is looking at it."""
+    return out.is_terminal
+
+
+# --- the options every command shares ---------------------------------------------------
+JsonFlag = Annotated[bool, typer.Option("--json", help="The result as one JSON document on stdout (progress and warnings stay on stderr).")]
+DEFAULT_LIMIT = 20
+
+
+def limit_option(default: int = DEFAULT_LIMIT, what: str = "rows per table") -> object:
+    """--limit N: how many rows a table shows; a cut table ends with "N more rows (--limit)"."""
+    return typer.Option(default, "--limit", "-n", metavar="N", min=1, help=f"{what[0].upper()}{what[1:]} shown; a cut table says how many it left out.")
+
+
+def more_rows(left_out: int, hint: str = "--limit") -> Text:
+    """The line under a cut table."""
+    return Text(f"… {left_out:,} more row{'s' if left_out != 1 else ''} ({hint})", style="dim")
+
+
+# --- tables and sections that read well on a terminal and in a file --------------------
+class _Titled(Table):
+    """A table whose title is a line of its own above it: never wrapped to the table's
+    width, never widening the table."""
+
+    heading: str | None = None
+
+    def __rich_console__(self, console, options):
+        if self.heading:
+            yield Text(self.heading, style="bold" if console.is_terminal else "", no_wrap=True, overflow="ignore")
+        yield from super().__rich_console__(console, options)
+
+
+def table(*columns: str, title: str | None = None, right: tuple[str, ...] = (), names: tuple[str, ...] = ()) -> Table:
+    """A results table. On a terminal: Rich's header rule; piped: no box, two spaces between
+    columns, the header as the first line (grep/awk/column read it). `right`: numeric
+    columns; `names`: columns that must never wrap or be cut (metric names, ioctl names)."""
+    if terminal():
+        t = _Titled(box=box.SIMPLE_HEAD, show_edge=False, header_style="bold", pad_edge=False, padding=(0, 1, 0, 0))
+    else:
+        t = _Titled(box=None, show_edge=False, header_style="", pad_edge=False, padding=(0, 2, 0, 0))
+    t.heading = title
+    for c in columns:
+        t.add_column(c, justify="right" if c in right else "left", no_wrap=c in names, overflow="fold")
+    return t
+
+
+def section(title: RenderableType, body: RenderableType, style: str = "dim") -> RenderableType:
+    """A titled block: a Rich panel on a terminal (the title inside the body when it would
+    not fit the top border, so it is never cut), a title line and the body when piped."""
+    if not terminal():
+        return Group(title if isinstance(title, Text) else Text(str(title)), body, Text(""))
+    heading = title if isinstance(title, Text) else Text(str(title))
+    if heading.cell_len + 8 > out.width:
+        return Panel(Group(heading, body), border_style=style)
+    return Panel(body, title=heading, title_align="left", border_style=style)
 
 
 def print_json(doc) -> None:
@@ -29,3 +127,36 @@ def _default(o):
 
 def warn(message: str) -> None:
     err.print(f"[yellow]warning:[/] {message}", markup=True, highlight=False, soft_wrap=True)
+
+
+# --- help metavars ----------------------------------------------------------------------
+def _metavar(self, ctx) -> str | None:
+    """What --help prints after a parameter: its metavar, nothing for a flag or an
+    argument (its name says it: TRACES...), else the option's name (--device DEVICE)."""
+    if self.param_type_name == "argument":
+        return None
+    if self.metavar is not None:
+        return self.metavar or None
+    if getattr(self, "is_flag", False):
+        return None
+    choices = getattr(getattr(self, "type", None), "choices", None)
+    if choices:
+        return "|".join(str(c) for c in choices)
+    return (self.name or "value").upper()
+
+
+def real_metavars() -> None:
+    """Typer prints type names (`<list[Path]>`, `<bool>`, `<str>`) where Click and every
+    Unix tool print a metavar; this makes --help print metavars."""
+    from typer import core  # noqa: PLC0415
+
+    core.TyperArgument.display_type_rich = _metavar
+    core.TyperOption.display_type_rich = _metavar
+    core.TyperArgument._usage_display_name = _usage_name
+
+
+def _usage_name(self) -> str:
+    """The usage line: `advisor io [OPTIONS] TRACE...`, `advisor sql TRACE [QUERY]`, not
+    Typer's `{TRACE...}...`."""
+    name = self.metavar or (self.name or "ARG").upper() + ("..." if self.nargs != 1 else "")
+    return name if self.required else f"[{name}]"

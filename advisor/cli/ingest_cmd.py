@@ -8,7 +8,7 @@ from typing import List, Optional
 import typer
 
 from advisor.cli import summary
-from advisor.cli.console import err, print_json, warn
+from advisor.cli.console import JsonFlag, limit_option, out, print_json, warn
 from advisor.cli.progress import bytes_progress
 from advisor.errors import DamagedCaptureError, UsageError
 from advisor.store import ingest as ingest_store
@@ -21,26 +21,29 @@ FORMATS = ("duckdb", "parquet")
 
 def ingest(
     traces: List[Path] = typer.Argument(
-        ...,
+        ..., metavar="TRACE...",
         help="The captures of one incident: a trace.dat or ftrace text, and/or blktrace data "
         "(NAME or NAME.blktrace.N per-CPU files, a blkparse -d file, or - for stdin).",
     ),
-    output: Optional[Path] = typer.Option(None, "-o", "--output", help="Write the store here instead of the cache (with --format parquet: the dataset directory)."),
-    fmt: str = typer.Option("duckdb", "--format", "-f", help="duckdb (a store file) or parquet (a dataset shared by many captures: DIR/<table>/host=H/capture=C/)."),
+    output: Optional[Path] = typer.Option(None, "-o", "--output", metavar="PATH", help="Write the store here instead of the cache (with --format parquet: the dataset directory)."),
+    fmt: str = typer.Option("duckdb", "--store-format", "--format", "-f", metavar="duckdb|parquet",
+                            help="The store's format: duckdb (one file) or parquet (a dataset shared by many captures: DIR/<table>/host=H/capture=C/). "
+                                 "--format is the old name (sql's --format is the result's format)."),
     force: bool = typer.Option(False, "--force", help="Re-parse even when a cached store exists; overwrite -o."),
-    json_out: bool = typer.Option(False, "--json", help="A JSON summary on stdout."),
+    json_out: JsonFlag = False,
+    limit: int = limit_option(25, "event types in the summary"),
     strict: bool = typer.Option(False, "--strict", help="Exit 2 when the kernel reported lost events too."),
 ) -> None:
     """Parse captures into one DuckDB store (cached by content hash).
 
     Example: advisor ingest sample_traces/blk-ext4-fsync.dat sample_traces/blk-ext4-fsync -o incident.duckdb
 
-    Example: advisor ingest --format parquet -o fleet/ sample_traces/sync-xfs-v6.dat
+    Example: advisor ingest --store-format parquet -o fleet/ sample_traces/sync-xfs-v6.dat
     """
     if fmt not in FORMATS:
-        raise UsageError(f"--format must be one of {', '.join(FORMATS)}, not {fmt!r}")
+        raise UsageError(f"--store-format must be one of {', '.join(FORMATS)}, not {fmt!r}")
     if fmt == "parquet" and output is None:
-        raise UsageError("--format parquet needs -o DIR (the dataset directory)")
+        raise UsageError("--store-format parquet needs -o DIR (the dataset directory)")
     if fmt == "parquet" and output.exists() and not output.is_dir():
         raise UsageError(f"{output}: exists and is not a directory")
     for trace in traces:
@@ -57,9 +60,9 @@ def ingest(
     if json_out:
         print_json({**summary.as_dict(r), "parquet": dataset} if dataset else summary.as_dict(r))
     else:
-        summary.render(r)
+        summary.render(r, limit)
         if dataset:
-            err.print(f"parquet: {len(dataset['tables'])} tables of host={dataset['host']} capture={dataset['capture']} "
+            out.print(f"parquet: {len(dataset['tables'])} tables of host={dataset['host']} capture={dataset['capture']} "
                       f"under {dataset['directory']}", markup=False, highlight=False)
     if r.damaged:
         # Bad input exits 2, after keeping everything read before the damage.

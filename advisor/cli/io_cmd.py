@@ -6,9 +6,7 @@ from pathlib import Path
 from typing import List, Optional
 
 import typer
-from rich.table import Table
-
-from advisor.cli.console import err, print_json
+from advisor.cli.console import JsonFlag, limit_option, more_rows, out, print_json, table
 from advisor.cli.sql_cmd import resolve_stores
 from advisor.io import io_summary
 from advisor.io.summary import PHASES
@@ -20,9 +18,10 @@ def _ms(ns) -> str:
 
 
 def io(
-    traces: List[Path] = typer.Argument(..., help="blktrace data (NAME, NAME.blktrace.N, a blkparse -d file), a store, or the incident's captures."),
-    device: Optional[str] = typer.Option(None, "--device", "-d", help="Only this device, e.g. 8,0."),
-    json_out: bool = typer.Option(False, "--json", help="The summary as JSON on stdout."),
+    traces: List[Path] = typer.Argument(..., metavar="TRACE...", help="blktrace data (NAME, NAME.blktrace.N, a blkparse -d file), a store, or the incident's captures."),
+    device: Optional[str] = typer.Option(None, "--device", "-d", metavar="MAJ,MIN", help="Only this device, e.g. 8,0 (or 8:0)."),
+    json_out: JsonFlag = False,
+    limit: int = limit_option(what="processes in the per-process table"),
 ) -> None:
     """Block I/O latency by phase (btt's Q2G, G2I, I2D, D2C, Q2C...), per device and process.
 
@@ -34,31 +33,28 @@ def io(
     if json_out:
         print_json(s)
         return
-    render(s)
+    render(s, limit)
 
 
-def render(s: dict) -> None:
+def render(s: dict, limit: int = 20) -> None:
+    """The summary as btt prints it, one table per section, on stdout."""
     for dev in s["devices"]:
-        t = Table(title=f"device {dev}: phase latency (ms)", show_edge=False, header_style="bold")
-        for c in ("phase", "N", "min", "avg", "p50", "p90", "p99", "max"):
-            t.add_column(c, justify="left" if c == "phase" else "right")
+        t = table("phase", "N", "min", "avg", "p50", "p90", "p99", "max", title=f"device {dev}: phase latency (ms)",
+                  right=("N", "min", "avg", "p50", "p90", "p99", "max"))
         rows = {r["phase"]: r for r in s["phases"] if r["dev"] == dev}
         for p in PHASES:
             r = rows.get(p)
             if r:
                 t.add_row(p, f"{r['n']:,}", *(_ms(r[k]) for k in ("min_ns", "avg_ns", "p50_ns", "p90_ns", "p99_ns", "max_ns")))
-        err.print(t)
+        out.print(t, "")
+    phases = ("Q2G", "G2I", "Q2M", "I2D", "D2C")
     if s["overhead"]:
-        t = Table(title="device overhead (% of Q2C time)", show_edge=False, header_style="bold")
-        t.add_column("dev")
-        for p in ("Q2G", "G2I", "Q2M", "I2D", "D2C"):
-            t.add_column(p, justify="right")
+        t = table("dev", *phases, title="device overhead (% of Q2C time)", right=phases)
         for r in s["overhead"]:
-            t.add_row(r["dev"], *(f"{r[p]:.2f}%" for p in ("Q2G", "G2I", "Q2M", "I2D", "D2C")))
-        err.print(t)
-    t = Table(title="merges, depth and throughput", show_edge=False, header_style="bold")
-    for c in ("dev", "#Q", "#D", "Q/D", "blk avg", "max depth R/W", "avg active @Q"):
-        t.add_column(c, justify="right")
+            t.add_row(r["dev"], *(f"{r[p]:.2f}%" for p in phases))
+        out.print(t, "")
+    numeric = ("#Q", "#D", "Q/D", "blk avg", "max depth R/W", "avg active @Q")
+    t = table("dev", *numeric, title="merges, depth and throughput", right=numeric)
     depth = {r["dev"]: r for r in s["depth"]}
     for m in s["merges"]:
         d = depth.get(m["dev"], {})
@@ -67,32 +63,27 @@ def render(s: dict) -> None:
             f"{m['blk_avg']:.0f}", f"{d.get('max_depth_read', 0)}/{d.get('max_depth_write', 0)}",
             f"{d.get('avg_active_at_q', 0):.1f}",
         )
-    err.print(t)
-    t = Table(show_edge=False, header_style="bold")
-    for c in ("dev", "dir", "completions", "MiB", "IOPS", "MiB/s"):
-        t.add_column(c, justify="right")
+    out.print(t, "")
+    numeric = ("completions", "MiB", "IOPS", "MiB/s")
+    t = table("dev", "dir", *numeric, title="throughput", right=numeric)
     for r in s["throughput"]:
         t.add_row(r["dev"], r["direction"], f"{r['completions']:,}", f"{r['bytes'] / 2**20:.1f}", f"{r['iops']:.0f}", f"{r['bytes_per_s'] / 2**20:.1f}")
-    err.print(t)
+    out.print(t, "")
     for kind in ("d2d", "q2q"):
-        t = Table(title=f"{kind.upper()} seek distance (sectors)", show_edge=False, header_style="bold")
-        for c in ("dev", "seeks", "mean", "median", "mode (count)"):
-            t.add_column(c, justify="right")
+        numeric = ("seeks", "mean", "median", "mode (count)")
+        t = table("dev", *numeric, title=f"{kind.upper()} seek distance (sectors)", right=numeric)
         for r in s["seeks"][kind]:
             t.add_row(r["dev"], f"{r['nseeks']:,}", f"{r['mean']:.1f}", f"{r['median']}", f"{r['mode']} ({r['mode_count']})")
-        err.print(t)
-    t = Table(title="latency histogram", show_edge=False, header_style="bold")
-    t.add_column("≤ ms", justify="right")
-    for p in ("D2C", "Q2C"):
-        t.add_column(p, justify="right")
+        out.print(t, "")
+    t = table("≤ ms", "D2C", "Q2C", title="latency histogram (requests)", right=("≤ ms", "D2C", "Q2C"))
     edges = sorted({r["le_ms"] for r in s["histogram"]}, key=lambda x: (x is None, x))
     counts = {(r["phase"], r["le_ms"]): r["n"] for r in s["histogram"]}
     for e in edges:
         t.add_row("more" if e is None else f"{e:g}", *(f"{counts.get((p, e), 0):,}" for p in ("D2C", "Q2C")))
-    err.print(t)
-    t = Table(title="per process (ms)", show_edge=False, header_style="bold")
-    for c in ("process", "phase", "N", "avg", "max"):
-        t.add_column(c, justify="right")
-    for r in s["processes"]:
+    out.print(t, "")
+    t = table("process", "phase", "N", "avg ms", "max ms", title="per process", right=("N", "avg ms", "max ms"), names=("process",))
+    for r in s["processes"][:limit]:
         t.add_row(r["process"], r["phase"], f"{r['n']:,}", _ms(r["avg_ns"]), _ms(r["max_ns"]))
-    err.print(t)
+    out.print(t)
+    if len(s["processes"]) > limit:
+        out.print(more_rows(len(s["processes"]) - limit))

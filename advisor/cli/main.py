@@ -11,9 +11,12 @@ import typer
 from rich.markup import escape
 
 from advisor.cli.analyze_cmd import analyze
+from advisor.cli.cache_cmd import cache
 from advisor.cli.capture_cmd import capture
 from advisor.cli import signals
-from advisor.cli.console import err
+from advisor.cli.console import err, real_metavars
+from advisor.cli.diff_cmd import diff
+from advisor.cli.fleet_cmd import fleet
 from advisor.cli.ingest_cmd import ingest
 from advisor.cli.io_cmd import io
 from advisor.cli.replay_cmd import replay
@@ -21,6 +24,7 @@ from advisor.cli.report_cmd import report
 from advisor.cli.sql_cmd import sql
 from advisor.errors import AdvisorError
 
+real_metavars()
 app = typer.Typer(
     name="advisor",
     help="Writeback Advisor: SQL over kernel writeback captures, diagnosis and what-if replay.",
@@ -35,6 +39,9 @@ app.command()(analyze)
 app.command()(capture)
 app.command()(replay)
 app.command()(report)
+app.command()(diff)
+app.add_typer(fleet, name="fleet")
+app.add_typer(cache)
 
 
 def _show_version(value: bool) -> None:
@@ -47,9 +54,13 @@ def _show_version(value: bool) -> None:
 
 @app.callback(epilog="Example: advisor analyze sample_traces/sync-xfs-v6.dat   (each command's --help has its own example)")
 def _options(
+    ctx: typer.Context,
     version: bool = typer.Option(False, "--version", help="Print the version and exit.", callback=_show_version, is_eager=True),
 ) -> None:
     """Writeback Advisor: SQL over kernel writeback captures, diagnosis and what-if replay."""
+    from advisor.store.cache_admin import enforce_cap  # noqa: PLC0415
+
+    ctx.call_on_close(enforce_cap)  # $WRITEBACK_ADVISOR_CACHE_MAX, once the command is done
 
 INTERNAL_ERROR = 101
 
@@ -60,6 +71,7 @@ def run(argv: list[str] | None = None) -> int:
     try:
         # Without standalone mode Click hands back typer.Exit codes as the result.
         code = app(args=argv, prog_name="advisor", standalone_mode=False)
+        sys.stdout.flush()  # inside the try: a reader that went away is handled below
         if signals.received is not None and code == 130:
             # Typer hands a Ctrl-C (or our SIGTERM) back as a silent 130.
             return _interrupted(signals.received)
@@ -78,10 +90,10 @@ def run(argv: list[str] | None = None) -> int:
             return e.exit_code
         if isinstance(e, typer.TyperException):
             return _click_error(e)
-        if isinstance(e, OSError) and e.filename == "standard output":
+        if isinstance(e, BrokenPipeError) or (isinstance(e, OSError) and e.filename == "standard output"):
             return _stdout_failed(e)
         if isinstance(e, SystemExit) and isinstance(e.__context__, BrokenPipeError):
-            return _stdout_failed(e.__context__)  # Click's own exit 1 for a closed pipe
+            return _stdout_failed(e.__context__)  # Click turns EPIPE into sys.exit(1) (typer/core.py _main)
         fault = environment_fault(e)
         if fault is not None:
             _error(fault)
@@ -183,9 +195,9 @@ def _stdout_failed(e: OSError) -> int:
     except OSError:
         pass
     if isinstance(e, BrokenPipeError):
-        # `advisor sql ... | head`: the reader has what it wanted; like any
-        # filter whose reader went away, 128 + SIGPIPE and no message.
-        return 141
+        # `advisor io X | head -1`: head read what it wanted and closed the
+        # pipe; like `git log | head -1`, stop quietly and exit 0.
+        return 0
     _error(f"standard output: {e.strerror or e}")
     return 2
 

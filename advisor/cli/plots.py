@@ -1,10 +1,8 @@
 """`advisor analyze --plots`: the incident's charts in the terminal (plotext), for a
 server reached over ssh. Same data as the HTML report's charts (report/series.py),
-drawn with characters on stderr; colours only when stderr is a terminal."""
+drawn with characters on stdout (stderr with --json); colours only on a terminal."""
 
 from __future__ import annotations
-
-import sys
 
 import numpy as np
 import plotext as plt
@@ -15,20 +13,20 @@ from advisor.report.series import Incident
 HEIGHT = 15
 
 
-def render(inc: Incident, width: int) -> str:
+def render(inc: Incident, width: int, colour: bool = False) -> str:
     """Every chart the capture has data for, one after another, as text."""
     charts = [c for c in (_dirty(inc), _throughput(inc), _latency(inc), _stalls(inc)) if c]
     if inc.missing:
         charts.append("not in this capture: " + "; ".join(f"{k} (record {v})" for k, v in inc.missing.items()))
-    return "\n".join(_draw(c, width) if callable(c) else c for c in charts)
+    return "\n".join(_draw(c, width, colour) if callable(c) else c for c in charts)
 
 
-def _draw(plot, width: int) -> str:
+def _draw(plot, width: int, colour: bool) -> str:
     plt.clf()
     plt.plotsize(width, HEIGHT)
     plot()
     text = plt.build()
-    return text if sys.stderr.isatty() else plt.uncolorize(text)
+    return text if colour else plt.uncolorize(text)
 
 
 def _time_axis(inc: Incident, title: str, ylabel: str) -> None:

@@ -7,20 +7,18 @@ from pathlib import Path
 from typing import List, Optional
 
 import typer
-from rich.table import Table
-
-from advisor.cli.console import err, print_json, warn
+from advisor.cli.console import JsonFlag, out, print_json, table, warn
 from advisor.errors import TraceFormatError, UsageError
 
 
 def replay(
-    traces: Optional[List[Path]] = typer.Argument(None, help="The incident's captures (trace.dat, text, blktrace) or one store."),
-    workload: Optional[str] = typer.Option(None, "--workload", "-w", help="NAME[:key=value,...]: a synthetic workload instead of a capture (see --list-workloads)."),
+    traces: Optional[List[Path]] = typer.Argument(None, metavar="TRACE...", help="The incident's captures (trace.dat, text, blktrace) or one store."),
+    workload: Optional[str] = typer.Option(None, "--workload", "-w", metavar="NAME[:KEY=VALUE,...]", help="NAME[:key=value,...]: a synthetic workload instead of a capture (see --list-workloads)."),
     list_workloads: bool = typer.Option(False, "--list-workloads", help="The synthetic workloads and their parameters."),
-    problem: Optional[List[str]] = typer.Option(None, "--problem", "-p", help="Only this problem id (repeatable); default all five."),
-    policy: Optional[List[str]] = typer.Option(None, "--policy", help="PROBLEM=POLICY[,POLICY]: which policies to run for a problem."),
-    kernel: Optional[str] = typer.Option(None, "--kernel", "-k", help="Kernel release whose policies count as the capture's own (default: its uname)."),
-    json_out: bool = typer.Option(False, "--json", help="{workload, observed, results} as JSON on stdout."),
+    problem: Optional[List[str]] = typer.Option(None, "--problem", "-p", metavar="ID", help="Only this problem id (repeatable); default all five."),
+    policy: Optional[List[str]] = typer.Option(None, "--policy", metavar="PROBLEM=POLICY[,POLICY]", help="PROBLEM=POLICY[,POLICY]: which policies to run for a problem."),
+    kernel: Optional[str] = typer.Option(None, "--kernel", "-k", metavar="RELEASE", help="Kernel release whose policies count as the capture's own (default: its uname)."),
+    json_out: JsonFlag = False,
 ) -> None:
     """Replay the capture's page dirtying under each problem's kernel policies, side by side
     with what the capture shows; or replay a synthetic workload (the fixes' published benchmarks).
@@ -79,9 +77,7 @@ def _print_workloads(json_out: bool) -> None:
                     for name, spec in workloads.items()})
         return
     for name, spec in workloads.items():
-        t = Table(title=f"{name}: {spec.SUMMARY}", title_justify="left")
-        for col in ("parameter", "default", "kind", "meaning"):
-            t.add_column(col)
+        t = table("parameter", "default", "kind", "meaning", title=f"{name}: {spec.SUMMARY}", names=("parameter",))
         for k, p in params_of(spec).items():
             t.add_row(k, p.default, p.kind, p.help)
-        err.print(t)
+        out.print(t, "")

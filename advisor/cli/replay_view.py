@@ -1,11 +1,10 @@
-"""The replay side by side, for people: one Rich table per problem on stderr."""
+"""The replay side by side, for people: one table per problem on stdout."""
 
 from __future__ import annotations
 
-from rich.panel import Panel
-from rich.table import Table
+from rich.text import Text
 
-from advisor.cli.console import err
+from advisor.cli.console import out, section, table, terminal
 from advisor.display import display_value
 
 
@@ -19,31 +18,31 @@ def render(doc: dict) -> None:
         head += "\ndescription: " + ", ".join(f"{k}={v}" for k, v in wl["params"].items())
     if wl["assumptions"]:
         head += "\nassumptions:\n" + "\n".join(f"  • {a}" for a in wl["assumptions"])
-    err.print(Panel(head, title="replay workload", expand=False), markup=False)
+    out.print(section(Text("replay workload", style="bold"), Text(head)))
     by_problem: dict[str, list[dict]] = {}
     for r in doc["results"]:
         by_problem.setdefault(r["problem"], []).append(r)
     for problem, rows in by_problem.items():
         observed = doc["observed"].get(problem, {})
         names = list(dict.fromkeys(k for r in rows for k in r["metrics"]))
-        t = Table(title=problem, title_justify="left")
-        t.add_column("metric")
         synthetic = bool(wl["params"])  # nothing was observed
-        if not synthetic:
-            t.add_column("observed", justify="right")
-        for r in rows:
-            own = " (this kernel)" if r["own_kernel"] else ""
-            t.add_column(f"{r['policy']}{own}\n[dim]{r['kernels']}[/]", justify="right")
         own_row = next((r for r in rows if r.get("own_kernel_error")), None)
-        if own_row is not None:
-            t.add_column("this kernel\nvs observed", justify="right")
+        # A policy's column: its name, "(this kernel)" for the capture's own, the kernels
+        # that run it. Piped, one header line (awk reads it): policy[*] with * = this kernel.
+        policies = [f"{r['policy']}{' (this kernel)' if r['own_kernel'] else ''}\n{r['kernels']}" if terminal()
+                    else f"{r['policy']}{'*' if r['own_kernel'] else ''}" for r in rows]
+        cols = ["metric", *([] if synthetic else ["observed"]), *policies, *([] if own_row is None else ["this kernel vs observed" if not terminal() else "this kernel\nvs observed"])]
+        t = table(*cols, title=problem, right=tuple(cols[1:]), names=("metric",))
         for name in names:
             first = [] if synthetic else [display_value(observed.get(name))]
             last = [] if own_row is None else [_error(own_row["own_kernel_error"].get(name))]
             t.add_row(name, *first, *[display_value(r["metrics"].get(name)) for r in rows], *last)
-        err.print(t)
+        out.print(t)
+        if not terminal() and rows:
+            out.print(Text("policies: " + "; ".join(f"{r['policy']}: {r['kernels']}" for r in rows) + ("; * this kernel" if any(r["own_kernel"] for r in rows) else "")), soft_wrap=True)
+        out.print("")
     for problem, reason in doc["not_applicable"].items():
-        err.print(f"[dim]{problem}: not replayed — {reason}[/]")
+        out.print(Text(f"{problem}: not replayed — {reason}", style="dim"))
 
 
 def _error(e: dict | None) -> str:

@@ -8,17 +8,19 @@ from typing import List, Optional
 import typer
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
-from advisor.cli.console import err
+from advisor.cli.console import JsonFlag, err, out, print_json
 from advisor.errors import TraceIOError
 
 
 def report(
-    traces: List[Path] = typer.Argument(..., help="The incident's captures: trace.dat, ftrace text, blktrace data (or one store)."),
-    output: Path = typer.Option(..., "-o", "--output", help="The HTML file to write."),
-    kernel: Optional[str] = typer.Option(None, "--kernel", "-k", help="Kernel release to judge against (default: the capture's uname)."),
-    problem: Optional[List[str]] = typer.Option(None, "--problem", "-p", help="Replay only this problem id (repeatable); default all five."),
+    traces: List[Path] = typer.Argument(..., metavar="TRACE...", help="The incident's captures: trace.dat, ftrace text, blktrace data (or one store)."),
+    output: Path = typer.Option(..., "-o", "--output", metavar="FILE", help="The HTML file to write."),
+    kernel: Optional[str] = typer.Option(None, "--kernel", "-k", metavar="RELEASE", help="Kernel release to judge against (default: the capture's uname)."),
+    problem: Optional[List[str]] = typer.Option(None, "--problem", "-p", metavar="ID", help="Replay only this problem id (repeatable); default all five."),
     no_replay: bool = typer.Option(False, "--no-replay", help="Leave the replay out."),
-    rules_dir: Optional[Path] = typer.Option(None, "--rules-dir", help="Rule files to use instead of the bundled rules/."),
+    json_out: JsonFlag = False,
+    rules_dir: Optional[Path] = typer.Option(None, "--rules-dir", metavar="DIR", help="Rule files to use instead of the bundled rules/."),
+    compare: Optional[Path] = typer.Option(None, "--compare", metavar="TRACE", help="A capture after a change: both on one page, on shared axes (as advisor diff)."),
 ) -> None:
     """Write an HTML report: findings with evidence, charts of the incident on one time axis
     (dirty pages, throughput, IO latency, sync/fsync spans, writer stalls) and the replay.
@@ -26,6 +28,8 @@ def report(
     The file needs no network to open: charts are inline SVG.
 
     Example: advisor report sample_traces/fio-ext4-v7-zstd.dat -o report.html
+
+    Example: advisor report before.dat --compare after.dat -o diff.html
     """
     # matplotlib only when a report is written: every other command starts (and ingests,
     # whose peak memory tests/hostile bounds) without it; the rules and the store too.
@@ -47,8 +51,16 @@ def report(
         raise TraceIOError(f"{output}: is a directory")
     if not output.parent.is_dir():
         raise TraceIOError(f"{output}: no such directory {output.parent}")
+    if compare is not None and not compare.exists():
+        raise TraceIOError(f"{compare}: No such file or directory")
     store = resolve_stores(traces)
     label = str(traces[0]) if len(traces) == 1 else f"{len(traces)} inputs"
+    if compare is not None:
+        from advisor.report.compare import build_compare  # noqa: PLC0415
+
+        text = build_compare((store, label), (resolve_stores([compare]), str(compare)), rules)
+        _write(output, text, json_out)
+        return
     progress = Progress(TextColumn("report: {task.description}"), BarColumn(), TimeElapsedColumn(), console=err, transient=True)
     with progress, open_store(store) as con:
         task = progress.add_task("", total=len(STEPS))
@@ -57,8 +69,16 @@ def report(
             progress.update(task, description=name, completed=STEPS.index(name))
 
         text = build(con, label, rules, release, kernel, replay=not no_replay, problems=problems, step=step)
+    _write(output, text, json_out)
+
+
+def _write(output: Path, text: str, json_out: bool) -> None:
     from advisor.store.output import replacing  # noqa: PLC0415
 
     with replacing(output) as f:  # a full disk leaves no cut report behind
         f.write(text)
-    err.print(f"wrote {output} ({len(text.encode()) / 1e6:.2f} MB)", markup=False, highlight=False)
+    size = len(text.encode())
+    if json_out:
+        print_json({"output": str(output), "bytes": size})
+    else:
+        out.print(f"wrote {output} ({size / 1e6:.2f} MB)", markup=False, highlight=False)

@@ -9,9 +9,7 @@ import sys
 from pathlib import Path
 
 import duckdb
-from rich.table import Table
-
-from advisor.cli.console import _default, err, out
+from advisor.cli.console import _default, err, more_rows, out, table
 from advisor.errors import QueryError, UsageError
 from advisor.store.output import replacing
 
@@ -105,9 +103,7 @@ def _json(cur, names, output) -> int:
 def _table(cur, names, max_rows, output) -> int:
     rows = cur.fetchmany(max_rows + 1)
     shown = rows[:max_rows]
-    t = Table(show_edge=False, header_style="bold")
-    for name in names:
-        t.add_column(name, overflow="fold")
+    t = table(*names)
     for r in shown:
         t.add_row(*("NULL" if v is None else str(v) for v in r))
     if output:
@@ -119,7 +115,8 @@ def _table(cur, names, max_rows, output) -> int:
         out.print(t)
     if len(rows) > max_rows:
         rest = len(cur.fetchall()) + 1
-        err.print(f"[dim]showing {max_rows} of {max_rows + rest} rows (--max-rows, or --format csv/json for all)[/]")
+        # Under the table, where the reader of the cut table looks (stdout).
+        (out if output is None else err).print(more_rows(rest, "--limit, or --format csv/json for all"))
         return max_rows + rest
     return len(shown)
 

@@ -35,11 +35,11 @@ def resolve_stores(traces: list[Path]) -> Path:
 
 
 def sql(
-    trace: Path = typer.Argument(..., help="A trace (ingested on first use) or a store (.duckdb)."),
-    query: Optional[str] = typer.Argument(None, help="SQL to run (';' between statements); omit for the interactive shell."),
-    fmt: str = typer.Option("table", "--format", "-f", help="table, csv, json or parquet."),
-    output: Optional[Path] = typer.Option(None, "-o", "--output", help="Write the result to a file."),
-    max_rows: int = typer.Option(1000, "--max-rows", help="Rows shown by --format table."),
+    trace: Path = typer.Argument(..., metavar="TRACE", help="A trace (ingested on first use) or a store (.duckdb)."),
+    query: Optional[str] = typer.Argument(None, metavar="QUERY", help="SQL to run (';' between statements); omit for the interactive shell."),
+    fmt: str = typer.Option("table", "--format", "-f", metavar="table|csv|json|parquet", help="How the result is written: a table to read, csv, json (an array of objects) or parquet (needs -o)."),
+    output: Optional[Path] = typer.Option(None, "-o", "--output", metavar="FILE", help="Write the result to a file."),
+    max_rows: int = typer.Option(1000, "--limit", "--max-rows", "-n", metavar="N", min=1, help="Rows shown by --format table; a cut table says how many it left out."),
     allow_write: list[str] = typer.Option(
         [],
         "--allow-write",

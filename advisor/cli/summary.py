@@ -1,14 +1,17 @@
-"""What an ingest found: a Rich summary for people, a dict for --json."""
+"""What an ingest found: a summary for people on stdout, a dict for --json."""
 
 from __future__ import annotations
 
-from rich.panel import Panel
-from rich.table import Table
+import glob
+import re
+from pathlib import Path
 
-from advisor.cli.console import err
+from rich.table import Table
+from rich.text import Text
+
+from advisor.cli.console import more_rows, out, section, table
 from advisor.store import IngestResult
 
-TOP_TYPES = 25
 
 
 def fmt_ns(ns: int) -> str:
@@ -18,11 +21,27 @@ def fmt_ns(ns: int) -> str:
     return f"{sign}{ns // 1_000_000_000}.{ns % 1_000_000_000:09d}"
 
 
+def cpu_files(traces) -> list[str]:
+    """The per-CPU blktrace files an ingest read: given NAME.blktrace.0 (or NAME), blktrace's
+    reader takes every NAME.blktrace.N, as `blkparse -i NAME` does."""
+    out: list[str] = []
+    for t in traces:
+        t = Path(t)
+        m = re.fullmatch(r"(.+)\.blktrace\.\d+", t.name)
+        base = m.group(1) if m else t.name
+        found = sorted(t.parent.glob(f"{glob.escape(base)}.blktrace.*"), key=lambda p: (len(p.name), p.name))
+        found = [p for p in found if re.fullmatch(r"\d+", p.name.rsplit(".", 1)[1])]
+        if found and (m or not t.is_file()):
+            out += [str(p) for p in found if str(p) not in out]
+    return out
+
+
 def as_dict(r: IngestResult) -> dict:
     info = r.info
     return {
         "trace": str(r.trace),
         "traces": [str(t) for t in r.traces],
+        "blktrace_cpu_files": cpu_files(r.traces),
         "store": str(r.store),
         "cached": r.cached,
         "seconds": round(r.seconds, 3),
@@ -44,12 +63,15 @@ def as_dict(r: IngestResult) -> dict:
     }
 
 
-def render(r: IngestResult) -> None:
+def render(r: IngestResult, limit: int = 25) -> None:
     info = r.info
     facts = Table.grid(padding=(0, 2))
     facts.add_column(style="bold")
     facts.add_column()
     facts.add_row("input" if len(r.traces) == 1 else "inputs", "\n".join(str(t) for t in r.traces))
+    read = cpu_files(r.traces)
+    if read and [str(t) for t in r.traces] != read:
+        facts.add_row("read", "\n".join(read) + "\n[dim](every CPU's blktrace file, as blkparse -i NAME reads them)[/]")
     facts.add_row("store", f"{r.store}" + ("  [dim](cached)[/]" if r.cached else f"  [dim]({r.seconds:.2f} s)[/]"))
     if "format" in info:
         facts.add_row("format", _format_line(info))
@@ -74,17 +96,16 @@ def render(r: IngestResult) -> None:
         facts.add_row("[red]data loss[/]", "\n".join(lines))
     else:
         facts.add_row("data loss", "none reported")
-    err.print(Panel(facts, title="ingest", expand=False))
+    out.print(section(Text("ingest", style="bold"), facts))
     if r.events_by_type:
-        t = Table(title="events per type", show_edge=False)
-        t.add_column("event")
-        t.add_column("count", justify="right")
+        t = table("event", "events", title="events per type", right=("events",), names=("event",))
         items = sorted(r.events_by_type.items(), key=lambda kv: -kv[1])
-        for name, n in items[:TOP_TYPES]:
+        for name, n in items[:limit]:
             t.add_row(name, f"{n:,}")
-        if len(items) > TOP_TYPES:
-            t.add_row(f"[dim]… {len(items) - TOP_TYPES} more types[/]", f"{sum(n for _, n in items[TOP_TYPES:]):,}")
-        err.print(t)
+        out.print(t)
+        if len(items) > limit:
+            rest = sum(n for _, n in items[limit:])
+            out.print(more_rows(len(items) - limit, f"{rest:,} events; --limit"))
 
 
 def damage_error(r: IngestResult) -> str:

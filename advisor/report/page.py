@@ -16,7 +16,7 @@ import hashlib
 import html
 from importlib import resources
 
-from advisor.display import display_value
+from advisor.display import ID_COLUMNS, display_id, display_value, named_columns
 from advisor.report.charts import Chart
 from advisor.rules import SEVERITY
 
@@ -64,7 +64,10 @@ def number(v) -> str:
 
 def table(columns, rows, cls: str = "") -> str:
     head = "".join(f"<th>{h(c)}</th>" for c in columns)
-    body = "".join("<tr>" + "".join(f"<td>{number(v)}</td>" for v in r) + "</tr>" for r in rows)
+    # Identifiers and timestamps without thousands separators: every evidence cell, and
+    # the columns named as such in any other table (the tasks' pid).
+    cells = [(lambda v: h(display_id(v))) if cls == "evidence" or c in ID_COLUMNS else number for c in columns]
+    body = "".join("<tr>" + "".join(f"<td>{cell(v)}</td>" for cell, v in zip(cells, r)) + "</tr>" for r in rows)
     return f'<table class="{h(cls)}"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>'
 
 
@@ -132,11 +135,14 @@ def _finding(f: dict) -> str:
     checks = [("signature", c) for c in f["signature"]] + [("pattern", c) for c in f["pattern"]]
     if checks:
         out.append(table(("check", "condition", "value", "holds"),
-                         [(kind, f"{c['metric']} {c['op']} {c['threshold']:g}", c["value"],
+                         [(kind, f"{c['metric']} {c['op']} {display_value(c['threshold'])}", c["value"],
                            {True: "yes", False: "no", None: "unknown"}[c["holds"]]) for kind, c in checks], "checks"))
     for ev in f["evidence"]:
         if ev["rows"]:
-            out.append(f"<h4>{h(ev['title'])}</h4>" + table(ev["columns"], ev["rows"], "evidence"))
+            out.append(f"<h4>{h(ev['title'])}</h4>" + table(*named_columns(ev["columns"], ev["rows"]), "evidence"))
+            left_out = ev.get("total_rows", len(ev["rows"])) - len(ev["rows"])
+            if left_out > 0:
+                out.append(f'<p class="more">… {left_out:,} more rows (advisor analyze --limit N shows more)</p>')
     out.append(_recommendation(f))
     out.append("</article>")
     return "".join(out)

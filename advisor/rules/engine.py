@@ -160,10 +160,12 @@ def _evidence(con, rule: Rule, ev) -> dict:
     try:
         cur = con.execute(ev.sql)
         rows = cur.fetchmany(ev.limit)
+        cols = [d[0] for d in cur.description]
+        # How many rows the limit left out, so that a cut table can say so.
+        total = len(rows) if len(rows) < ev.limit else con.execute(f"SELECT count(*) FROM ({ev.sql.strip().rstrip(';')}\n)").fetchone()[0]
     except duckdb.Error as e:
         raise RuleFileError(f"{rule.source_file}: evidence {ev.title!r} failed: {str(e).splitlines()[0]}") from None
-    cols = [d[0] for d in cur.description]
-    return {"title": ev.title, "columns": cols, "rows": [[_clean(v) for v in r] for r in rows]}
+    return {"title": ev.title, "columns": cols, "rows": [[_clean(v) for v in r] for r in rows], "total_rows": total}
 
 
 def _clean(v):

@@ -1,5 +1,5 @@
-"""The README's Python examples, run as written (in order, in one namespace, from the
-repository root), so the README and the API cannot drift apart."""
+"""The Python examples of docs/python-api.md, run as written (in order, in one namespace,
+from the repository root), so the documentation and the API cannot drift apart."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ BLOCK = re.compile(r"```python\n(.*?)```", re.S)
 
 
 def test_readme_examples_run_and_print_what_they_say():
-    blocks = BLOCK.findall((ROOT / "README.md").read_text())
+    blocks = BLOCK.findall((ROOT / "docs" / "python-api.md").read_text())
     assert len(blocks) >= 2
     namespace: dict = {}
     out = io.StringIO()
@@ -23,7 +23,7 @@ def test_readme_examples_run_and_print_what_they_say():
     try:
         with contextlib.redirect_stdout(out):
             for block in blocks:
-                exec(compile(block, "README.md", "exec"), namespace)  # noqa: S102 - the README's own code
+                exec(compile(block, "docs/python-api.md", "exec"), namespace)  # noqa: S102 - the page's own code
     finally:
         os.chdir(cwd)
     lines = out.getvalue().splitlines()

@@ -26,10 +26,10 @@ def test_json_summary_and_cache(tmp_path):
     assert forced["cached"] is False
 
 
-def test_human_summary_on_stderr(tmp_path):
+def test_human_summary_on_stdout(tmp_path):
     r = advisor("ingest", str(SAMPLES / "lost-events-v7-zstd.dat"), "-o", str(tmp_path / "s.duckdb"))
-    assert r.code == 0 and r.out == ""
-    assert "6.18.44" in r.err and "data loss" in r.err and "53,347" in r.err
+    assert r.code == 0 and r.err == ""
+    assert "6.18.44" in r.out and "data loss" in r.out and "53,347" in r.out
 
 
 def test_output_refuses_to_overwrite(tmp_path):
@@ -54,3 +54,13 @@ def test_every_ftrace_sample_ingests(store_of):
         r = load_result([SAMPLES / m["file"]], store_of(m["file"]), "")
         assert r.events == m["event_count"], m["file"]
         assert r.damaged is False
+
+
+def test_one_cpu_file_names_every_cpu_file_read():
+    """blktrace's reader takes every NAME.blktrace.N when given one of them (as blkparse
+    -i NAME does): the summary says so rather than listing only the file given."""
+    r = advisor("ingest", str(SAMPLES / "blk-ext4-fsync.blktrace.0"), "--json")
+    assert r.code == 0, r.err
+    assert json.loads(r.out)["blktrace_cpu_files"] == [str(SAMPLES / f"blk-ext4-fsync.blktrace.{n}") for n in (0, 1)]
+    text = advisor("ingest", str(SAMPLES / "blk-ext4-fsync.blktrace.0")).out
+    assert "blk-ext4-fsync.blktrace.1" in text

@@ -106,6 +106,6 @@ def test_one_device_and_errors():
 
 def test_tables_for_people():
     r = advisor("io", str(SAMPLES / "blk-ext4-fsync"))
-    assert r.code == 0 and r.out == ""
+    assert r.code == 0 and r.err == ""
     for title in ("phase latency", "merges, depth and throughput", "seek distance", "latency histogram", "per process"):
-        assert title in r.err
+        assert title in r.out

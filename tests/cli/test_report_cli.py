@@ -31,5 +31,5 @@ def test_analyze_plots_draws_in_the_terminal():
     r = advisor("analyze", SAMPLE, "--plots")
     assert r.code == 0, r.err
     for title in ("dirty and writeback pages", "write throughput per device", "block IO latency", "writer stalls: 34"):
-        assert title in r.err
-    assert "\x1b[" not in r.err.split("dirty and writeback pages", 1)[1]  # no colour codes when not a terminal
+        assert title in r.out
+    assert "\x1b[" not in r.out.split("dirty and writeback pages", 1)[1]  # no colour codes when not a terminal

@@ -63,4 +63,5 @@ def test_parquet_needs_a_directory(tmp_path):
     f = tmp_path / "file"
     f.write_text("x")
     assert str(f) in one_line_error(advisor("ingest", "--format", "parquet", "-o", str(f), str(SAMPLES / A)))
-    assert "--format" in one_line_error(advisor("ingest", "--format", "csv", str(SAMPLES / A)))
+    assert "--store-format" in one_line_error(advisor("ingest", "--store-format", "csv", str(SAMPLES / A)))
+    assert "--store-format" in one_line_error(advisor("ingest", "--format", "csv", str(SAMPLES / A)))  # the old name

@@ -15,7 +15,7 @@ extent of the inode in the current transaction (one extent per fsync'd write sin
 transaction began; btrfs commits a transaction every 30 s), each costing CSUM_LOOKUP_NS
 times the number of fsyncs running at once (the lock contention, serialised).
 CSUM_LOOKUP_NS is an assumption, not a measurement: no capture here shows the lookups, and
-the seed gives only end-to-end throughput.
+the fix's commit message (5e548b32018d) gives only end-to-end throughput.
 
 Then the log is synced, and that is shared (fs/btrfs/tree-log.c, btrfs_sync_log; see
 advisor/replay/btrfs_log.py): a task ready to sync joins the open log transaction; the

@@ -1,0 +1,87 @@
+"""`advisor cache`: list, size and clear the cached stores; the optional size cap."""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+
+import pytest
+
+from tests.conftest import SAMPLES
+from tests.helpers import advisor, one_line_error
+
+SMALL = ["hostile-names-ext4-v7-zstd.dat", "fsync-reclaim-btrfs-v7-zstd.dat", "lost-events-v7-zstd.dat"]
+
+
+@pytest.fixture()
+def cache(tmp_path):
+    """A cache holding three stores, ingested a second apart (oldest first), and a file
+    of the user's that is not a store."""
+    d = tmp_path / "cache"
+    env = {"WRITEBACK_ADVISOR_CACHE": str(d)}
+    for i, name in enumerate(SMALL):
+        r = advisor("ingest", str(SAMPLES / name), "--json", env=env)
+        assert r.code == 0, r.err
+        store = json.loads(r.out)["store"]
+        os.utime(store, (time.time() - 100 + i, time.time() - 100 + i))
+    (d / "notes.txt").write_text("mine")
+    return d, env
+
+
+def _listing(env) -> dict:
+    r = advisor("cache", "list", "--json", env=env)
+    assert r.code == 0, r.err
+    return json.loads(r.out)
+
+
+def test_list_and_size_count_every_store_and_nothing_else(cache):
+    d, env = cache
+    doc = _listing(env)
+    files = sorted(d.glob("*.duckdb"))
+    assert len(doc["stores"]) == 3 == len(files)
+    assert doc["bytes"] == sum(f.stat().st_size for f in files)
+    assert [s["kernel"] for s in doc["stores"]] and all(s["events"] > 0 for s in doc["stores"])
+    size = json.loads(advisor("cache", "size", "--json", env=env).out)
+    assert size == {"directory": str(d), "stores": 3, "bytes": doc["bytes"]}
+    text = advisor("cache", env=env)  # no subcommand: the list
+    assert text.code == 0 and "3 stores" in text.out and text.err == ""
+    for f in files:
+        assert f.name in text.out
+
+
+def test_clear_keep_removes_the_least_recently_ingested_first(cache):
+    d, env = cache
+    stores = _listing(env)["stores"]
+    keep = stores[-1]["bytes"] + stores[-2]["bytes"]
+    r = advisor("cache", "clear", "--keep", str(keep), "--json", env=env)
+    assert r.code == 0, r.err
+    doc = json.loads(r.out)
+    assert doc["removed"] == [stores[0]["store"]] and doc["bytes_left"] == keep
+    assert [s["store"] for s in _listing(env)["stores"]] == [s["store"] for s in stores[1:]]
+
+
+def test_clear_older_than_and_clear_all(cache):
+    d, env = cache
+    assert json.loads(advisor("cache", "clear", "--older-than", "1", "--json", env=env).out)["removed"] == []
+    r = advisor("cache", "clear", env=env)
+    assert r.code == 0 and r.out.startswith("removed 3 stores")
+    assert list(d.glob("*.duckdb")) == [] and (d / "notes.txt").read_text() == "mine"
+    # A cleared store is rebuilt on next use.
+    r = advisor("sql", str(SAMPLES / SMALL[0]), "select count(*) from events", "--format", "csv", env=env)
+    assert r.code == 0 and len(list(d.glob("*.duckdb"))) == 1
+
+
+def test_the_size_cap_applies_after_a_command(cache):
+    d, env = cache
+    stores = _listing(env)["stores"]
+    cap = stores[-1]["bytes"] + 1
+    r = advisor("cache", "size", env={**env, "WRITEBACK_ADVISOR_CACHE_MAX": str(cap)})
+    assert r.code == 0, r.err
+    assert [s["store"] for s in _listing(env)["stores"]] == [stores[-1]["store"]]
+
+
+def test_bad_sizes_are_usage_errors(cache):
+    _, env = cache
+    assert "not a size" in one_line_error(advisor("cache", "clear", "--keep", "lots", env=env))
+    assert "WRITEBACK_ADVISOR_CACHE_MAX" in one_line_error(advisor("cache", "size", env={**env, "WRITEBACK_ADVISOR_CACHE_MAX": "x"}))
