@@ -75,9 +75,9 @@ def total_bytes(directory: Path | None = None) -> int:
 
 
 def remove(store: CachedStore) -> int:
-    """Delete one store and its log; the bytes freed."""
+    """Delete one store, its log and its checksum; the bytes freed."""
     freed = 0
-    for p in (store.path, store.path.with_name(store.path.name + ".wal")):
+    for p in (store.path, store.path.with_name(store.path.name + ".wal"), store.path.with_name(store.path.name + ".blake3")):
         try:
             size = p.stat().st_size
             p.unlink()
