@@ -23,6 +23,9 @@ def io(
     traces: List[Path] = typer.Argument(..., help="blktrace data (NAME, NAME.blktrace.N, a blkparse -d file), a store, or the incident's captures."),
     device: Optional[str] = typer.Option(None, "--device", "-d", help="Only this device, e.g. 8,0."),
     json_out: bool = typer.Option(False, "--json", help="The summary as JSON on stdout."),
+    btt_compat: bool = typer.Option(
+        False, "--btt-compat",
+        help="btt's rules: majors 9, 253 and 254 are remappers, D2C per queued bio (equals btt's output)."),
 ) -> None:
     """Block I/O latency by phase (btt's Q2G, G2I, I2D, D2C, Q2C...), per device and process.
 
@@ -30,7 +33,7 @@ def io(
     """
     store = resolve_stores(traces)
     with open_store(store) as con:
-        s = io_summary(con, device)
+        s = io_summary(con, device, btt_compat)
     if json_out:
         print_json(s)
         return
@@ -38,6 +41,10 @@ def io(
 
 
 def render(s: dict) -> None:
+    for r in s.get("roles", []):
+        err.print(f"device {r['dev']}: {r['role']}")
+    for note in s.get("notes", []):
+        err.print(f"note: {note}", highlight=False)
     for dev in s["devices"]:
         t = Table(title=f"device {dev}: phase latency (ms)", show_edge=False, header_style="bold")
         for c in ("phase", "N", "min", "avg", "p50", "p90", "p99", "max"):
@@ -65,7 +72,7 @@ def render(s: dict) -> None:
         t.add_row(
             m["dev"], f"{m['q']:,}", f"{m['d']:,}", f"{m['ratio']:.2f}" if m["ratio"] else "",
             f"{m['blk_avg']:.0f}", f"{d.get('max_depth_read', 0)}/{d.get('max_depth_write', 0)}",
-            f"{d.get('avg_active_at_q', 0):.1f}",
+            "" if d.get("avg_active_at_q") is None else f"{d['avg_active_at_q']:.1f}",
         )
     err.print(t)
     t = Table(show_edge=False, header_style="bold")
