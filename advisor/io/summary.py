@@ -35,10 +35,12 @@ WHERE NOT e.pc AND e.bytes > 0
 
 # btt's seek distance (seek.c, seek_dist): 0 when the request overlaps the
 # previous one, else the gap from the previous end (forward) or start (back).
+# Sectors are u64 (UBIGINT): HUGEINT holds them and their differences, where BIGINT
+# fails from sector 2^63 on ("Type UINT64 with value 9223372036854775816 can't be cast").
 _SEEKS = """
 WITH r AS (
-  SELECT dev, sector::BIGINT AS s, (sector + nr_sectors)::BIGINT AS e,
-         coalesce(lag(sector::BIGINT) OVER w, 0) AS ps, coalesce(lag((sector + nr_sectors)::BIGINT) OVER w, 0) AS pe
+  SELECT dev, sector::HUGEINT AS s, sector::HUGEINT + nr_sectors AS e,
+         coalesce(lag(sector::HUGEINT) OVER w, 0) AS ps, coalesce(lag(sector::HUGEINT + nr_sectors) OVER w, 0) AS pe
   FROM ({followed}) WHERE action = '{action}' WINDOW w AS (PARTITION BY dev ORDER BY id)
 ), d AS (
   SELECT dev, abs(CASE WHEN (ps <= s AND s <= pe) OR (ps <= e AND e <= pe) THEN 0
