@@ -142,7 +142,8 @@ def io_summary(con, device: str | None = None, btt_compat: bool = False) -> dict
         ),
         "mode": "btt-compat" if btt_compat else "capture",
         "roles": roles,
-        "notes": _notes(roles, per_dev, con, where, params, btt_compat),
+        "notes": _notes(roles, per_dev, con, where, params, btt_compat) + [
+            f"clocks: {v}" for (v,) in con.execute("SELECT value FROM trace_info WHERE key = 'blktrace_clock_alignment'").fetchall()],
     }
 
 

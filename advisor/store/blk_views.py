@@ -53,7 +53,7 @@ _LAST_PHASES = ", ".join(
 
 VIEWS = f"""
 CREATE VIEW blk_events AS
-SELECT e.id, e.ts, e.seq, e.cpu, e.pid,
+SELECT e.id, e.ts + __OFFSET__ AS ts, e.seq, e.cpu, e.pid,
   CASE WHEN d.printed_comm IS NOT NULL THEN d.printed_comm WHEN e.id >= t.known_from THEN t.comm END AS comm,
   blk_dev(e.device) AS dev, CAST(e.device >> 20 AS INTEGER) AS major, CAST(e.device & 1048575 AS INTEGER) AS minor,
   blk_action(e.action) AS action, coalesce(d.printed_rwbs, blk_rwbs(e.action, e.bytes)) AS rwbs,
@@ -72,7 +72,7 @@ CREATE VIEW io_requests AS
 SELECT q.id, blk_dev(q.device) AS dev, CAST(q.device >> 20 AS INTEGER) AS major,
   CAST(q.device & 1048575 AS INTEGER) AS minor, q.pid, t.comm, blk_rwbs(q.action, q.bytes) AS rwbs,
   blk_category(q.action) & 2 <> 0 AS write, q.sector, q.bytes >> 9 AS nr_sectors, q.bytes,
-  {", ".join(f"q.{c}" for c in TIMES)}, q.d_sector, q.d_nr_sectors, q.c_sector,
+  {", ".join(f"q.{c} + __OFFSET__ AS {c}" for c in TIMES)}, q.d_sector, q.d_nr_sectors, q.c_sector,
   {", ".join(f"p.{c}" for c in PHASE_COLUMNS)}, q.d_matches, q.replaced,
   coalesce(r.remapper, false) AS remapper, blk_btt_remapper(q.device) AS btt_remapper
 FROM raw.io_requests q LEFT JOIN blk_device_roles r ON r.device = q.device
@@ -138,5 +138,7 @@ def has_blk(con) -> bool:
     )
 
 
-def create(con) -> None:
-    con.execute(MACROS + ROLES + VIEWS)
+def create(con, offset_ns: int = 0) -> None:
+    """The views; `offset_ns` is added to every blktrace time (the clock offset to the
+    trace.dat of the same store, store/clocks.py)."""
+    con.execute(MACROS + ROLES + VIEWS.replace("__OFFSET__", str(int(offset_ns))))
