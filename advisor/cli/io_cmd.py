@@ -63,6 +63,27 @@ def render(s: dict) -> None:
         for r in s["overhead"]:
             t.add_row(r["dev"], *(f"{r[p]:.2f}%" for p in ("Q2G", "G2I", "Q2M", "I2D", "D2C")))
         err.print(t)
+    if s["merges"]:
+        _merges_table(s)
+    t = Table(show_edge=False, header_style="bold")
+    for c in ("dev", "dir", "completions", "MiB", "IOPS", "MiB/s"):
+        t.add_column(c, justify="right")
+    for r in s["throughput"]:
+        t.add_row(r["dev"], r["direction"], f"{r['completions']:,}", f"{r['bytes'] / 2**20:.1f}", f"{r['iops']:.0f}", f"{r['bytes_per_s'] / 2**20:.1f}")
+    err.print(t)
+    for kind in ("d2d", "q2q"):
+        if not s["seeks"][kind]:
+            continue
+        t = Table(title=f"{kind.upper()} seek distance (sectors)", show_edge=False, header_style="bold")
+        for c in ("dev", "seeks", "mean", "median", "mode (count)"):
+            t.add_column(c, justify="right")
+        for r in s["seeks"][kind]:
+            t.add_row(r["dev"], f"{r['nseeks']:,}", f"{r['mean']:.1f}", f"{r['median']}", f"{r['mode']} ({r['mode_count']})")
+        err.print(t)
+    _rest(s)
+
+
+def _merges_table(s: dict) -> None:
     t = Table(title="merges, depth and throughput", show_edge=False, header_style="bold")
     for c in ("dev", "#Q", "#D", "Q/D", "blk avg", "max depth R/W", "avg active @Q"):
         t.add_column(c, justify="right")
@@ -75,19 +96,9 @@ def render(s: dict) -> None:
             "" if d.get("avg_active_at_q") is None else f"{d['avg_active_at_q']:.1f}",
         )
     err.print(t)
-    t = Table(show_edge=False, header_style="bold")
-    for c in ("dev", "dir", "completions", "MiB", "IOPS", "MiB/s"):
-        t.add_column(c, justify="right")
-    for r in s["throughput"]:
-        t.add_row(r["dev"], r["direction"], f"{r['completions']:,}", f"{r['bytes'] / 2**20:.1f}", f"{r['iops']:.0f}", f"{r['bytes_per_s'] / 2**20:.1f}")
-    err.print(t)
-    for kind in ("d2d", "q2q"):
-        t = Table(title=f"{kind.upper()} seek distance (sectors)", show_edge=False, header_style="bold")
-        for c in ("dev", "seeks", "mean", "median", "mode (count)"):
-            t.add_column(c, justify="right")
-        for r in s["seeks"][kind]:
-            t.add_row(r["dev"], f"{r['nseeks']:,}", f"{r['mean']:.1f}", f"{r['median']}", f"{r['mode']} ({r['mode_count']})")
-        err.print(t)
+
+
+def _rest(s: dict) -> None:
     t = Table(title="latency histogram", show_edge=False, header_style="bold")
     t.add_column("≤ ms", justify="right")
     for p in ("D2C", "Q2C"):
