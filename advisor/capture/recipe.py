@@ -59,7 +59,11 @@ def event_args(rules: list[Rule], available: set[str] | None = None) -> list[tup
 
 def record_argv(rules: list[Rule], duration: float = 30, output: str = "writeback.dat", buffer_kb: int = DEFAULT_BUFFER_KB,
                 available: set[str] | None = None) -> list[str]:
-    argv = ["trace-cmd", "record", "-b", str(buffer_kb), "-o", output]
+    # -C mono: the clock blktrace stamps its records with (ktime_get() in
+    # kernel/trace/blktrace.c), so a trace.dat and blktrace files of one run share one
+    # time axis and join without correction. trace-cmd's default, `local`, is a
+    # per-CPU clock that drifts from it (16 ms apart on one VM capture).
+    argv = ["trace-cmd", "record", "-C", "mono", "-b", str(buffer_kb), "-o", output]
     for name, flt in event_args(rules, available):
         argv += ["-e", name]
         if flt:
@@ -69,6 +73,21 @@ def record_argv(rules: list[Rule], duration: float = 30, output: str = "writebac
 
 def blktrace_argv(device: str, duration: float = 30, outdir: str = "blktrace") -> list[str]:
     return ["blktrace", "-d", device, "-w", f"{int(max(1, round(duration)))}", *BLKTRACE_BUFFER_ARGS, "-D", outdir]
+
+
+def together(commands: list[list[str]]) -> str:
+    """One shell line that runs the recorders at the same time: blktrace in the background,
+    trace-cmd in the foreground for the duration, then waits for blktrace (which stops
+    after its own -w seconds). Two lines pasted one after the other would record the
+    layers one after the other."""
+    if len(commands) == 1:
+        return shlex.join(commands[0])
+    background = [c for c in commands if c[0] != "trace-cmd"]
+    foreground = [c for c in commands if c[0] == "trace-cmd"]
+    dirs = [c[c.index("-D") + 1] for c in background if "-D" in c]
+    mkdir = f"mkdir -p {' '.join(shlex.quote(d) for d in dirs)} && " if dirs else ""
+    return (mkdir + " ".join(f"{shlex.join(c)} &" for c in background) + " "
+            + " && ".join(shlex.join(c) for c in foreground) + "; wait")
 
 
 def record_command(rules: list[Rule], duration: float = 30, output: str = "writeback.dat") -> str:

@@ -13,7 +13,7 @@ from typing import List, Optional
 
 import typer
 
-from advisor.capture.recipe import DEFAULT_BUFFER_KB, available_events, blktrace_argv, record_argv, tracefs_root
+from advisor.capture.recipe import DEFAULT_BUFFER_KB, available_events, blktrace_argv, record_argv, together, tracefs_root
 from advisor.capture.state import TracingState
 from advisor.cli.console import JsonFlag, err, print_json, warn
 from advisor.errors import UsageError
@@ -47,8 +47,7 @@ def capture(
         if json_out:
             print_json({"rules": [r.id for r in rules], "commands": commands, "events_checked_against_this_kernel": available is not None})
         else:
-            for argv in commands:
-                print(shlex.join(argv))
+            print(together(commands))
             if available is None:
                 err.print("note: tracefs is not readable here; event names are those of current kernels (writeback_dirty_folio, folio_wait_writeback)")
         return

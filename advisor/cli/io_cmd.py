@@ -22,6 +22,9 @@ def io(
     device: Optional[str] = typer.Option(None, "--device", "-d", metavar="MAJ,MIN", help="Only this device, e.g. 8,0 (or 8:0)."),
     json_out: JsonFlag = False,
     limit: int = limit_option(what="processes in the per-process table"),
+    btt_compat: bool = typer.Option(
+        False, "--btt-compat",
+        help="btt's rules: majors 9, 253 and 254 are remappers, D2C per queued bio (equals btt's output)."),
 ) -> None:
     """Block I/O latency by phase (btt's Q2G, G2I, I2D, D2C, Q2C...), per device and process.
 
@@ -29,7 +32,7 @@ def io(
     """
     store = resolve_stores(traces)
     with open_store(store) as con:
-        s = io_summary(con, device)
+        s = io_summary(con, device, btt_compat)
     if json_out:
         print_json(s)
         return
@@ -37,7 +40,14 @@ def io(
 
 
 def render(s: dict, limit: int = 20) -> None:
-    """The summary as btt prints it, one table per section, on stdout."""
+    """The summary as btt prints it, one table per section, on stdout, after how each device
+    was read (disk or remapper) and where the result differs from btt's."""
+    for r in s.get("roles", []):
+        out.print(f"device {r['dev']}: {r['role']}", markup=False, highlight=False)
+    for note in s.get("notes", []):
+        out.print(f"note: {note}", markup=False, highlight=False)
+    if s.get("roles") or s.get("notes"):
+        out.print("")
     for dev in s["devices"]:
         t = table("phase", "N", "min", "avg", "p50", "p90", "p99", "max", title=f"device {dev}: phase latency (ms)",
                   right=("N", "min", "avg", "p50", "p90", "p99", "max"))
@@ -53,23 +63,16 @@ def render(s: dict, limit: int = 20) -> None:
         for r in s["overhead"]:
             t.add_row(r["dev"], *(f"{r[p]:.2f}%" for p in phases))
         out.print(t, "")
-    numeric = ("#Q", "#D", "Q/D", "blk avg", "max depth R/W", "avg active @Q")
-    t = table("dev", *numeric, title="merges, depth and throughput", right=numeric)
-    depth = {r["dev"]: r for r in s["depth"]}
-    for m in s["merges"]:
-        d = depth.get(m["dev"], {})
-        t.add_row(
-            m["dev"], f"{m['q']:,}", f"{m['d']:,}", f"{m['ratio']:.2f}" if m["ratio"] else "",
-            f"{m['blk_avg']:.0f}", f"{d.get('max_depth_read', 0)}/{d.get('max_depth_write', 0)}",
-            f"{d.get('avg_active_at_q', 0):.1f}",
-        )
-    out.print(t, "")
+    if s["merges"]:
+        _merges(s)
     numeric = ("completions", "MiB", "IOPS", "MiB/s")
     t = table("dev", "dir", *numeric, title="throughput", right=numeric)
     for r in s["throughput"]:
         t.add_row(r["dev"], r["direction"], f"{r['completions']:,}", f"{r['bytes'] / 2**20:.1f}", f"{r['iops']:.0f}", f"{r['bytes_per_s'] / 2**20:.1f}")
     out.print(t, "")
     for kind in ("d2d", "q2q"):
+        if not s["seeks"][kind]:
+            continue
         numeric = ("seeks", "mean", "median", "mode (count)")
         t = table("dev", *numeric, title=f"{kind.upper()} seek distance (sectors)", right=numeric)
         for r in s["seeks"][kind]:
@@ -87,3 +90,17 @@ def render(s: dict, limit: int = 20) -> None:
     out.print(t)
     if len(s["processes"]) > limit:
         out.print(more_rows(len(s["processes"]) - limit))
+
+
+def _merges(s: dict) -> None:
+    numeric = ("#Q", "#D", "Q/D", "blk avg", "max depth R/W", "avg active @Q")
+    t = table("dev", *numeric, title="merges, depth and throughput", right=numeric)
+    depth = {r["dev"]: r for r in s["depth"]}
+    for m in s["merges"]:
+        d = depth.get(m["dev"], {})
+        t.add_row(
+            m["dev"], f"{m['q']:,}", f"{m['d']:,}", f"{m['ratio']:.2f}" if m["ratio"] else "",
+            f"{m['blk_avg']:.0f}", f"{d.get('max_depth_read', 0)}/{d.get('max_depth_write', 0)}",
+            "" if d.get("avg_active_at_q") is None else f"{d['avg_active_at_q']:.1f}",
+        )
+    out.print(t, "")

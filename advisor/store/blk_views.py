@@ -8,6 +8,11 @@ views give them the columns of the data contract, spelled as blkparse prints the
 task name from `blk_tasks`. A record shows a task name only from the first
 record emitted after the process-name note was read (`known_from`), as
 blkparse, which looks names up as it prints, shows it.
+
+Every view lists its rows in capture order (blk_events by time, then the order
+blkparse reads the records; io_requests by the id of the request's first record;
+io_phases by their own id): the joins would otherwise hand them on in whatever order
+DuckDB's threads finish (see store/views.py).
 """
 
 from __future__ import annotations
@@ -22,7 +27,7 @@ MACROS = """
 CREATE MACRO blk_category(action) AS (action >> 16);
 CREATE MACRO blk_code(action) AS (action & 65279);
 CREATE MACRO blk_dev(device) AS (CAST(device >> 20 AS VARCHAR) || ',' || CAST(device & 1048575 AS VARCHAR));
-CREATE MACRO blk_remapper(device) AS ((device >> 20) IN (9, 253, 254));
+CREATE MACRO blk_btt_remapper(device) AS ((device >> 20) IN (9, 253, 254));
 CREATE MACRO blk_action(action) AS (
   CASE WHEN blk_category(action) & 1024 <> 0 THEN coalesce(['N', 'T', 'm'][blk_code(action) + 1], '?')
        ELSE coalesce(['Q', 'M', 'F', 'G', 'S', 'R', 'D', 'C', 'P', 'U', 'UT', 'I', 'X', 'B', 'A', 'K', '?'][blk_code(action)], '?')
@@ -48,7 +53,7 @@ _LAST_PHASES = ", ".join(
 
 VIEWS = f"""
 CREATE VIEW blk_events AS
-SELECT e.id, e.ts, e.seq, e.cpu, e.pid,
+SELECT e.id, e.ts + __OFFSET__ AS ts, e.seq, e.cpu, e.pid,
   CASE WHEN d.printed_comm IS NOT NULL THEN d.printed_comm WHEN e.id >= t.known_from THEN t.comm END AS comm,
   blk_dev(e.device) AS dev, CAST(e.device >> 20 AS INTEGER) AS major, CAST(e.device & 1048575 AS INTEGER) AS minor,
   blk_action(e.action) AS action, coalesce(d.printed_rwbs, blk_rwbs(e.action, e.bytes)) AS rwbs,
@@ -60,22 +65,58 @@ SELECT e.id, e.ts, e.seq, e.cpu, e.pid,
   CASE WHEN {_NOT_NOTE} AND blk_code(e.action) = 13 THEN d.arg END AS split_sector,
   CASE WHEN {_NOT_NOTE} AND blk_code(e.action) IN (10, 11) THEN d.arg END AS unplug_depth,
   d.message, d.pdu, d.cgroup
-FROM raw.blk_events e LEFT JOIN raw.blk_details d ON d.id = e.id LEFT JOIN blk_tasks t ON t.pid = e.pid;
+FROM raw.blk_events e LEFT JOIN raw.blk_details d ON d.id = e.id LEFT JOIN blk_tasks t ON t.pid = e.pid
+ORDER BY e.ts, e.id;
 
 CREATE VIEW io_requests AS
 SELECT q.id, blk_dev(q.device) AS dev, CAST(q.device >> 20 AS INTEGER) AS major,
   CAST(q.device & 1048575 AS INTEGER) AS minor, q.pid, t.comm, blk_rwbs(q.action, q.bytes) AS rwbs,
   blk_category(q.action) & 2 <> 0 AS write, q.sector, q.bytes >> 9 AS nr_sectors, q.bytes,
-  {", ".join(f"q.{c}" for c in TIMES)}, q.d_sector, q.d_nr_sectors, q.c_sector,
-  {", ".join(f"p.{c}" for c in PHASE_COLUMNS)}, q.d_matches, q.replaced, blk_remapper(q.device) AS remapper
-FROM raw.io_requests q
+  {", ".join(f"q.{c} + __OFFSET__ AS {c}" for c in TIMES)}, q.d_sector, q.d_nr_sectors, q.c_sector,
+  {", ".join(f"p.{c}" for c in PHASE_COLUMNS)}, q.d_matches, q.replaced,
+  coalesce(r.remapper, false) AS remapper, blk_btt_remapper(q.device) AS btt_remapper
+FROM raw.io_requests q LEFT JOIN blk_device_roles r ON r.device = q.device
 LEFT JOIN (SELECT q_id, {_LAST_PHASES} FROM raw.io_phases GROUP BY q_id) p ON p.q_id = q.id
-LEFT JOIN blk_tasks t ON t.pid = q.pid;
+LEFT JOIN blk_tasks t ON t.pid = q.pid
+ORDER BY q.id;
 
 CREATE VIEW io_phases AS
 SELECT p.id, p.q_id, blk_dev(q.device) AS dev, q.pid, t.comm,
-  [{", ".join(f"'{p}'" for p in PHASES)}][p.phase + 1] AS phase, p.ns, blk_remapper(q.device) AS remapper
-FROM raw.io_phases p JOIN raw.io_requests q ON q.id = p.q_id LEFT JOIN blk_tasks t ON t.pid = q.pid;
+  [{", ".join(f"'{p}'" for p in PHASES)}][p.phase + 1] AS phase, p.ns,
+  coalesce(r.remapper, false) AS remapper, blk_btt_remapper(q.device) AS btt_remapper
+FROM raw.io_phases p JOIN raw.io_requests q ON q.id = p.q_id LEFT JOIN blk_tasks t ON t.pid = q.pid
+LEFT JOIN blk_device_roles r ON r.device = q.device
+ORDER BY p.id;
+"""
+
+# Which devices remap bios to others, read from the capture itself. btt (blktrace 1.2.0,
+# btt/devmap.c remapper_dev) takes every device of major 9 (md), 253 or 254 for a
+# remapper, and counts its Q2Q, Q2C and Q2A apart ("Q2Cdm"), with no per-device Q2C,
+# overhead or active requests. But 254 is a dynamic major: a virtio disk is often 254,0
+# (sample blk-ext4-fsync: `/dev/vda` 254:0, 1,912 D records of its own, no A record).
+# A device is a remapper here when the capture shows it: it is the source of remap (A)
+# records (`A ... 254,0 <- (253,0) 2048`: dm-0 sends its bios down), or it queues bios
+# (Q) but never issues a request (no D: a bio-based device such as dm or md).
+ROLES = """
+CREATE TABLE blk_device_roles AS
+WITH counts AS (
+  SELECT device, count(*) FILTER (WHERE blk_code(action) = 1) AS queued,
+         count(*) FILTER (WHERE blk_code(action) = 7) AS issued,
+         count(*) FILTER (WHERE blk_code(action) = 13) AS splits
+  FROM raw.blk_events WHERE blk_category(action) & 1024 = 0 AND blk_category(action) & 512 = 0 GROUP BY device
+), sources AS (
+  SELECT d.remap_from AS device, count(*) AS remapped, min(blk_dev(e.device)) AS remapped_to
+  FROM raw.blk_details d JOIN raw.blk_events e ON e.id = d.id
+  WHERE d.remap_from IS NOT NULL AND d.remap_from <> e.device GROUP BY d.remap_from
+)
+SELECT c.device, blk_dev(c.device) AS dev, c.queued, c.issued, c.splits, coalesce(s.remapped, 0) AS remapped_away,
+       s.remapped_to, coalesce(s.remapped, 0) > 0 OR (c.queued > 0 AND c.issued = 0) AS remapper,
+       blk_btt_remapper(c.device) AS btt_remapper,
+       CASE WHEN coalesce(s.remapped, 0) > 0 THEN 'remapper: ' || s.remapped || ' bios remapped to ' || s.remapped_to || ' (A records)'
+            WHEN c.queued > 0 AND c.issued = 0 THEN 'remapper: queues bios (' || c.queued || ' Q) but issues no request (no D)'
+            ELSE 'disk: issues its own requests (' || c.issued || ' D)' || CASE WHEN c.splits > 0 THEN ', ' || c.splits || ' splits (X)' ELSE '' END
+       END AS role
+FROM counts c LEFT JOIN sources s ON s.device = c.device ORDER BY c.device;
 """
 
 #: Records per action letter, counted on the stored action words.
@@ -97,5 +138,7 @@ def has_blk(con) -> bool:
     )
 
 
-def create(con) -> None:
-    con.execute(MACROS + VIEWS)
+def create(con, offset_ns: int = 0) -> None:
+    """The views; `offset_ns` is added to every blktrace time (the clock offset to the
+    trace.dat of the same store, store/clocks.py)."""
+    con.execute(MACROS + ROLES + VIEWS.replace("__OFFSET__", str(int(offset_ns))))

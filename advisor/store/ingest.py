@@ -28,11 +28,11 @@ import pyarrow as pa
 
 from advisor import parsers
 from advisor.errors import TraceFormatError, TraceIOError, UsageError
-from advisor.store import blk_views, macros, views
+from advisor.store import blk_views, clocks, macros, views
 from advisor.store.ddl import create_table, ident
 
 #: Bump when the layout of the store changes (invalidates cached stores).
-STORE_VERSION = 7
+STORE_VERSION = 8
 
 #: Rows per record batch, and the cap on decoded bytes the parser buffers
 #: across event types: what bounds ingest memory, whatever the trace size.
@@ -369,11 +369,13 @@ def _load(con, sources, inputs: Inputs, digest: str, progress: Progress | None) 
     if "tasks" not in state.side:
         con.execute("CREATE TABLE tasks (pid INTEGER, comm VARCHAR, tgid INTEGER);")
     state.info.update(_facts(inputs, digest, state))
+    if "blk_events" in state.side:
+        state.info.update(clocks.estimate(con, state.info.get("clock") if inputs.ftrace else None, state.info))
     _write_meta(con, state.info, state.stats, state.specs, state.rows)
     views.create(con, state.specs, state.schemas, state.rows)
     macros.create(con)
     if "blk_events" in state.side:
-        blk_views.create(con)
+        blk_views.create(con, int(state.info.get("blktrace_clock_offset_applied_ns", "0")))
     blk_actions = {}
     if "blk_events" in state.side:
         blk_actions = {a: int(n) for a, n in con.execute(blk_views.ACTION_COUNTS).fetchall()}

@@ -69,7 +69,7 @@ RECORD_BUFFER_KB = 65536
 
 def record_command(events: list[str], duration: float = 30, output: str = "writeback.dat") -> str:
     """The trace-cmd line that records these events (what a finding lacks)."""
-    argv = ["trace-cmd", "record", "-b", str(RECORD_BUFFER_KB), "-o", output]
+    argv = ["trace-cmd", "record", "-C", "mono", "-b", str(RECORD_BUFFER_KB), "-o", output]  # blktrace's clock (capture/recipe.py)
     for name in events:
         argv += ["-e", name]
     return shlex.join(argv + ["sleep", f"{duration:g}"])

@@ -372,7 +372,7 @@ def compare_btt(store: Path, btt_text: str) -> tuple[int, list[str]]:
     bad = []
     with duckdb.connect(str(store), read_only=True) as con:
         rows = con.execute(
-            "SELECT dev, phase, any_value(remapper), min(ns), sum(ns), max(ns), count(*) FROM io_phases"
+            "SELECT dev, phase, any_value(btt_remapper), min(ns), sum(ns), max(ns), count(*) FROM io_phases"
             " WHERE phase <> 'Q2Q_all' GROUP BY dev, phase"
         ).fetchall()
     ours = {}
