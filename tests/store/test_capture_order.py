@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import duckdb
+import numpy as np
 import pytest
 
 from advisor.store import ingest
@@ -43,8 +44,10 @@ def _id(con, view: str) -> str:
 
 def _inversions(con, view: str) -> tuple[int, int]:
     """(rows, rows that come before their predecessor in an unordered scan)."""
-    rows = con.execute(f'SELECT ts, {_id(con, view)} FROM "{view}"').fetchall()
-    return len(rows), sum(1 for a, b in zip(rows, rows[1:]) if b < a)
+    cols = con.execute(f'SELECT ts, {_id(con, view)} AS id FROM "{view}"').fetchnumpy()
+    ts, ids = np.asarray(cols["ts"]), np.asarray(cols["id"])
+    before = (ts[1:] < ts[:-1]) | ((ts[1:] == ts[:-1]) & (ids[1:] < ids[:-1]))
+    return len(ts), int(before.sum())
 
 
 @pytest.mark.parametrize("name", sorted(INPUTS))
