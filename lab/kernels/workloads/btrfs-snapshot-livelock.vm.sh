@@ -1,0 +1,37 @@
+#!/bin/bash
+# btrfs-snapshot-livelock, inside the VM: a snapshot taken while a writer dirties the
+# subvolume.  btrfs on the scratch disk with a subvolume; fio writes it sequentially with
+# buffered 4 KiB writes (libaio iodepth 32 as in the seed's job) at RATE; after SNAP_AFTER
+# s a read-only snapshot by sample_traces/capture/snapshot-ioctl (BTRFS_IOC_SNAP_CREATE_V2,
+# timed with CLOCK_MONOTONIC around the ioctl: NAME.snapshot-ioctl.json); fio goes on for
+# AFTER s.  The fixed kernel's snapshot flush writes only the pages dirty when it began
+# (tagged writepages); the reverted one also writes what fio dirties meanwhile.
+#   btrfs-snapshot-livelock.vm.sh VMOUT DISK_SIZE NAME [RATE=8m] [SNAP_AFTER=4] [AFTER=1]
+set -euo pipefail
+source "$(dirname "$(readlink -f "$0")")/lib.vm.sh"
+VMOUT=$1; DISK_SIZE=$2; NAME=$3; RATE=${4:-8m}; SNAP_AFTER=${5:-4}; AFTER=${6:-1}
+vm_prepare "$VMOUT"
+set -x
+DEV=$(find_disk "$(size_bytes "$DISK_SIZE")")
+MNT=/tmp/wa-mnt; mkdir -p "$MNT"
+mkfs.btrfs -q -f "$DEV"; mount "$DEV" "$MNT"
+btrfs subvolume create "$MNT/sub" > /dev/null; sync
+M=$BT_DIR/$NAME
+cat > "$BT_DIR/workload.sh" <<WL
+#!/bin/bash
+fio --name=job1 --filename=$MNT/sub/testfile --ioengine=libaio --iodepth=32 --bs=4k --rw=write \\
+  --size=1G --direct=0 --thread=1 --rate=$RATE --time_based --runtime=120 \\
+  --output-format=json --output=$M.fio.json &
+FIO=\$!
+sleep $SNAP_AFTER
+grep -E '^(Dirty|Writeback):' /proc/meminfo > $M.meminfo-at-snapshot.txt
+t0=\$(date +%s.%N)
+$CAPTURE_DIR/snapshot-ioctl $MNT/sub $MNT/snap $M.snapshot-ioctl.json
+t1=\$(date +%s.%N)
+echo "\$t0 \$t1" > $M.snapshot-epoch.txt
+sleep $AFTER
+kill -INT \$FIO; wait \$FIO || true
+WL
+chmod +x "$BT_DIR/workload.sh"
+kv_record "$VMOUT" "$NAME" 'comm == "fio" || comm == "snapshot-ioctl"' "$BT_DIR/workload.sh"
+umount "$MNT"
