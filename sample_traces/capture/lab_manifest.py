@@ -23,7 +23,8 @@ import make_manifest as mm  # noqa: E402
 
 ROOT, MEAS = mm.ROOT, mm.MEAS
 NAME_RE = re.compile(r"^lab-(?P<rule>[a-z-]+)-(?P<side>stock|revert)-run(?P<run>\d+)-v7-zstd$")
-DEVICE = "the VM's virtio-blk scratch disk (2 GiB file on the host, queue/stable_writes 0), emulated CPU (qemu TCG), 2 vCPUs, 2 GiB RAM"
+DEVICE = ("null_blk in the VM (memory-backed, 1 GiB, 4 KiB blocks, every request completed service_ms after "
+          "issue by a timer, up to 64 in flight; lab/kernels/workloads/lib.vm.sh); emulated CPU (qemu TCG), 2 vCPUs, 2 GiB RAM")
 
 WORKLOADS = {
     "sync-flusher-stall": ("lab-sync-xfs-smallfiles",
@@ -56,6 +57,14 @@ def build_record(name):
     if "patch" in d:
         out["patch"] = d["patch"]
     return out
+
+
+def device(name):
+    """the null_blk settings and queue the VM saved (lab/kernels/workloads/lib.vm.sh)"""
+    d = dict(line.split(" ", 1) for line in text(name, "device.txt").splitlines())
+    return {"device_service_ms": int(d["service_ms"]), "device_size_bytes": int(d["nullb/size"]) << 20,
+            "device_queue_depth": int(d["nullb/hw_queue_depth"]), "device_stable_writes": int(d["queue/stable_writes"]),
+            "device_scheduler": d["queue/scheduler"]}
 
 
 def meminfo_kb(s, key):
@@ -128,7 +137,7 @@ def entry(path: Path) -> dict:
          "kernel_variant": "stock" if side == "stock" else f"revert:{rule}", "pair": pair, "rule": rule, "run": run,
          "kernel": uname_a.split()[2], "kernel_build": build_record(stem), "workload": workload, "uname_a": uname_a,
          "capture_script": f"lab/kernels/capture.sh {rule} {side} {run} (in the VM: lab/kernels/workloads/{rule}.vm.sh)",
-         "events": mm.enabled_events(stem), "device": DEVICE,
+         "events": mm.enabled_events(stem), "device": DEVICE, **device(stem),
          "event_count": sum(counts.counts.values()), "lost_events": lost, "lost_event_markers": markers,
          "trace_span_seconds": counts.span(),
          "event_counts": dict(sorted(counts.counts.items(), key=lambda kv: -kv[1])),

@@ -1,7 +1,8 @@
 #!/bin/bash
 # btrfs-full-fsync-fallback, inside the VM: the fix's fio job (writers, each fsyncing its
 # own file) scaled down, with the page reclaim that triggers the fallback coming from a
-# memory cgroup limit instead of 2-4x RAM of data.  btrfs on the scratch disk; JOBS fio
+# memory cgroup limit instead of 2-4x RAM of data.  btrfs on a 1 GiB null_blk disk
+# with a 2 ms service time (lib.vm.sh); JOBS fio
 # jobs, each on its own FILE_MB MiB file (over the 16 MiB above which page release drops
 # extent maps), laid out and synced before tracing; then psync 4 KiB random writes with an
 # fsync after every FSYNC_EVERY writes for RUNTIME s, from inside a cgroup v2 whose
@@ -18,7 +19,7 @@ VMOUT=$1; DISK_SIZE=$2; NAME=$3; RUNTIME=${4:-6}; JOBS=${5:-4}; FILE_MB=${6:-48}
 FSYNC_EVERY=${8:-4}; RATE_IOPS=${9:-100}
 vm_prepare "$VMOUT"
 set -x
-DEV=$(find_disk "$(size_bytes "$DISK_SIZE")")
+DEV=$(kv_slow_disk 1024 "${SERVICE_MS:-2}" "$NAME")
 MNT=/tmp/wa-mnt; mkdir -p "$MNT"
 mkfs.btrfs -q -f "$DEV"; mount "$DEV" "$MNT"
 CG=/sys/fs/cgroup

@@ -1,6 +1,8 @@
 #!/bin/bash
 # btrfs-snapshot-livelock, inside the VM: a snapshot taken while a writer dirties the
-# subvolume.  btrfs on the scratch disk with a subvolume; fio writes it sequentially with
+# subvolume.  btrfs on a 1 GiB null_blk disk
+# with a 2 ms service time (lib.vm.sh), with a
+# subvolume; fio writes it sequentially with
 # buffered 4 KiB writes (libaio iodepth 32 as in the seed's job) at RATE; after SNAP_AFTER
 # s a read-only snapshot by sample_traces/capture/snapshot-ioctl (BTRFS_IOC_SNAP_CREATE_V2,
 # timed with CLOCK_MONOTONIC around the ioctl: NAME.snapshot-ioctl.json); fio goes on for
@@ -12,7 +14,7 @@ source "$(dirname "$(readlink -f "$0")")/lib.vm.sh"
 VMOUT=$1; DISK_SIZE=$2; NAME=$3; RATE=${4:-8m}; SNAP_AFTER=${5:-4}; AFTER=${6:-1}
 vm_prepare "$VMOUT"
 set -x
-DEV=$(find_disk "$(size_bytes "$DISK_SIZE")")
+DEV=$(kv_slow_disk 1024 "${SERVICE_MS:-2}" "$NAME")
 MNT=/tmp/wa-mnt; mkdir -p "$MNT"
 mkfs.btrfs -q -f "$DEV"; mount "$DEV" "$MNT"
 btrfs subvolume create "$MNT/sub" > /dev/null; sync

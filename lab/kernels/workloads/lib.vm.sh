@@ -15,22 +15,39 @@ CAPTURE_DIR=$(readlink -f "$LAB_WL_DIR/../../../sample_traces/capture")
 source "$CAPTURE_DIR/blk-lib.sh"   # vm_prepare, find_disk, size_bytes, tool_versions, sysctl_dirty
 
 # kv_event_args COMM_FILTER -> trace-cmd record arguments, one per line
+# (printf, not echo: bash's echo takes "-e" for its own option and prints nothing)
 kv_event_args() {
   local f=$1 s
-  echo -e; echo writeback
-  echo -e; echo block:block_rq_issue
-  echo -e; echo block:block_rq_complete
+  printf -- '-e\n%s\n' writeback block:block_rq_issue block:block_rq_complete
   for s in write pwrite64 fsync fdatasync sync syncfs sync_file_range ioctl; do
-    echo -e; echo "syscalls:sys_enter_$s"; echo -f; echo "$f"
-    echo -e; echo "syscalls:sys_exit_$s"; echo -f; echo "$f"
+    printf -- '-e\n%s\n-f\n%s\n' "syscalls:sys_enter_$s" "$f" "syscalls:sys_exit_$s" "$f"
   done
-  for s in btrfs_sync_file __extent_writepage btrfs_flush_space btrfs_transaction_commit; do
-    echo -e; echo "btrfs:$s"
-  done
-  for s in direct_reclaim memcg_reclaim; do
-    echo -e; echo "vmscan:mm_vmscan_${s}_begin"; echo -e; echo "vmscan:mm_vmscan_${s}_end"
-  done
-  echo -e; echo vmscan:mm_vmscan_kswapd_wake; echo -e; echo vmscan:mm_vmscan_kswapd_sleep
+  printf -- '-e\nbtrfs:%s\n' btrfs_sync_file __extent_writepage btrfs_flush_space btrfs_transaction_commit
+  printf -- '-e\nvmscan:mm_vmscan_%s\n' direct_reclaim_begin direct_reclaim_end memcg_reclaim_begin \
+    memcg_reclaim_end kswapd_wake kswapd_sleep
+}
+
+# kv_slow_disk SIZE_MB SERVICE_MS NAME -> /dev/nullbN: a memory-backed null_blk device
+# (configfs) that completes every request SERVICE_MS ms after it is issued (irqmode 2,
+# timer), 64 in flight per queue.  The scratch virtio disk is a file in the host's page
+# cache: a write costs ~0.1 ms there and per-write waits are lost in the emulated CPU's
+# noise; here each costs a known time, and block_rq_issue -> block_rq_complete shows it
+# (dm-delay would hold bios above the request layer, where the trace does not see them).
+# Its settings go to $BT_DIR/NAME.device.txt.
+kv_slow_disk() {
+  local mb=$1 ms=$2 name=$3 c=/sys/kernel/config/nullb/kvslow f
+  mountpoint -q /sys/kernel/config || mount -t configfs none /sys/kernel/config
+  mkdir "$c"
+  echo "$mb" > "$c/size"; echo 1 > "$c/memory_backed"; echo 4096 > "$c/blocksize"
+  echo 2 > "$c/irqmode"; echo $((ms * 1000000)) > "$c/completion_nsec"; echo 1 > "$c/power"
+  local dev=/dev/nullb$(cat "$c/index")
+  for f in 1 2 3 4 5 6 7 8 9 10; do [ -b "$dev" ] && break; sleep 0.2; done
+  { echo "device $dev"; echo "service_ms $ms"
+    for f in size memory_backed blocksize irqmode completion_nsec hw_queue_depth submit_queues queue_mode; do
+      echo "nullb/$f $(cat "$c/$f")"; done
+    echo "queue/stable_writes $(cat /sys/block/${dev#/dev/}/queue/stable_writes)"
+    echo "queue/scheduler $(cat /sys/block/${dev#/dev/}/queue/scheduler)"; } > "$BT_DIR/$name.device.txt"
+  echo "$dev"
 }
 
 # kv_record VMOUT NAME COMM_FILTER WORKLOAD_SCRIPT: record the workload, then copy the

@@ -1,7 +1,8 @@
 #!/bin/bash
 # stable-page-wait, inside the VM: writers rewriting pages that are under writeback.
-# ext4 on the scratch virtio disk, whose queue does not ask for stable pages
-# (queue/stable_writes=0, saved in NAME.stable_writes.txt).  fio rewrites a 256 KiB file
+# ext4 on a 1 GiB null_blk disk
+# with a 2 ms service time (lib.vm.sh), whose
+# queue does not ask for stable pages (queue/stable_writes=0, saved in NAME.stable_writes.txt).  fio rewrites a 256 KiB file
 # (64 pages) sequentially, over and over, with buffered 4 KiB pwrites, and starts
 # writeback of what it wrote every 64 writes with sync_file_range(SYNC_FILE_RANGE_WRITE)
 # (as sample_traces/capture/06-stable-pages-ext4-v7-zstd.sh).  The next pass writes to
@@ -15,8 +16,8 @@ source "$(dirname "$(readlink -f "$0")")/lib.vm.sh"
 VMOUT=$1; DISK_SIZE=$2; NAME=$3; RUNTIME=${4:-4}; RATE_IOPS=${5:-2000}
 vm_prepare "$VMOUT"
 set -x
-DEV=$(find_disk "$(size_bytes "$DISK_SIZE")")
-cat "/sys/block/${DEV#/dev/}/queue/stable_writes" > "$BT_DIR/$NAME.stable_writes.txt"
+DEV=$(kv_slow_disk 1024 "${SERVICE_MS:-2}" "$NAME")
+cat "/sys/block/$(basename "$(readlink -f "$DEV")")/queue/stable_writes" > "$BT_DIR/$NAME.stable_writes.txt"
 MNT=/tmp/wa-mnt; mkdir -p "$MNT"
 mkfs.ext4 -q -F "$DEV"; mount "$DEV" "$MNT"
 fio --name=prep --filename="$MNT/rewrite.dat" --rw=write --bs=256k --size=256k --end_fsync=1 > /dev/null

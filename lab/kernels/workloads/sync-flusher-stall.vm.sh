@@ -1,6 +1,7 @@
 #!/bin/bash
 # sync-flusher-stall, inside the VM: the seed's "sync(1) while fs_mark keeps creating
-# small files" at VM scale.  xfs on the scratch disk; smallfiles.py writes FILES files of
+# small files" at VM scale.  xfs on a 1 GiB null_blk disk
+# with a 2 ms service time (lib.vm.sh); smallfiles.py writes FILES files of
 # 4 KiB (no fsync: ~FILES dirty inodes, far under the background threshold), then keeps
 # writing one file every PACE_MS ms while sync(1) runs; date +%s.%N around sync is the
 # outside-the-trace timing.  On the fixed kernel the flusher only submits each inode's
@@ -13,7 +14,7 @@ source "$(dirname "$(readlink -f "$0")")/lib.vm.sh"
 VMOUT=$1; DISK_SIZE=$2; NAME=$3; FILES=${4:-2000}; PACE_MS=${5:-5}
 vm_prepare "$VMOUT"
 set -x
-DEV=$(find_disk "$(size_bytes "$DISK_SIZE")")
+DEV=$(kv_slow_disk 1024 "${SERVICE_MS:-2}" "$NAME")
 MNT=/tmp/wa-mnt; mkdir -p "$MNT"
 mkfs.xfs -q -f "$DEV"; mount "$DEV" "$MNT"; sync
 M=$BT_DIR/$NAME
