@@ -27,7 +27,7 @@ kv_event_args() {
     memcg_reclaim_end kswapd_wake kswapd_sleep
 }
 
-# kv_slow_disk SIZE_MB SERVICE_MS NAME -> /dev/nullbN: a memory-backed null_blk device
+# kv_slow_disk SIZE_MB SERVICE_MS NAME -> /dev/kvslow: a memory-backed null_blk device
 # (configfs) that completes every request SERVICE_MS ms after it is issued (irqmode 2,
 # timer), 64 in flight per queue.  The scratch virtio disk is a file in the host's page
 # cache: a write costs ~0.1 ms there and per-write waits are lost in the emulated CPU's
@@ -40,8 +40,10 @@ kv_slow_disk() {
   mkdir "$c"
   echo "$mb" > "$c/size"; echo 1 > "$c/memory_backed"; echo 4096 > "$c/blocksize"
   echo 2 > "$c/irqmode"; echo $((ms * 1000000)) > "$c/completion_nsec"; echo 1 > "$c/power"
-  local dev=/dev/nullb$(cat "$c/index")
-  for f in 1 2 3 4 5 6 7 8 9 10; do [ -b "$dev" ] && break; sleep 0.2; done
+  # 6.0+ names a configfs-made disk after its directory (/dev/kvslow), older ones nullb<index>
+  local dev=/dev/kvslow
+  [ -d /sys/block/kvslow ] || dev=/dev/nullb$(cat "$c/index")
+  [ -b "$dev" ] || mknod "$dev" b $(tr ':' ' ' < "/sys/block/${dev#/dev/}/dev")
   { echo "device $dev"; echo "service_ms $ms"
     for f in size memory_backed blocksize irqmode completion_nsec hw_queue_depth submit_queues queue_mode; do
       echo "nullb/$f $(cat "$c/$f")"; done

@@ -25,6 +25,6 @@ for n in range(1, count + 1):
     os.close(fd)
     if pace:
         time.sleep(pace)
-        if stop and n % 16 == 0 and os.path.exists(stop):
-            break
+    if stop and n % 16 == 0 and os.path.exists(stop):
+        break
 print(f"files={n} seconds={time.monotonic() - t0:.3f}")
