@@ -28,17 +28,17 @@ DEVICE = ("null_blk in the VM (memory-backed, 1 GiB, 4 KiB blocks, every request
 
 WORKLOADS = {
     "sync-flusher-stall": ("lab-sync-xfs-smallfiles",
-                           "xfs on the scratch disk; smallfiles.py writes 2,000 files of 4 KiB (no fsync), then one file "
-                           "every 5 ms while sync(1) runs 0.5 s later (date +%s.%N around it)"),
+                           "xfs on the null_blk disk; smallfiles.py writes 4,000 files of 4 KiB (no fsync), then a second "
+                           "writer creates 4 KiB files as fast as it can while sync(1) runs 0.5 s later (date +%s.%N around it)"),
     "stable-page-wait": ("lab-stable-ext4-rewrite",
-                         "ext4 on the scratch disk (stable_writes 0); fio rewrites a 256 KiB file with buffered 4 KiB "
+                         "ext4 on the null_blk disk (stable_writes 0); fio rewrites a 256 KiB file with buffered 4 KiB "
                          "pwrites, sync_file_range(WRITE) every 64 writes, 2000 IOPS cap, 4 s"),
     "btrfs-snapshot-livelock": ("lab-snapshot-btrfs-seq",
-                                "btrfs on the scratch disk; fio sequential buffered writer (libaio iodepth 32, bs 4k, "
+                                "btrfs on the null_blk disk; fio sequential buffered writer (libaio iodepth 32, bs 4k, "
                                 "8 MB/s) in a subvolume; after 4 s a read-only snapshot by capture/snapshot-ioctl; "
                                 "fio stopped 1 s later"),
     "btrfs-full-fsync-fallback": ("lab-fsync-memcg-btrfs",
-                                  "btrfs on the scratch disk; 4 fio jobs (psync randwrite bs 4k, own 48 MiB file each, "
+                                  "btrfs on the null_blk disk; 4 fio jobs (psync randwrite bs 4k, own 48 MiB file each, "
                                   "fsync every 4 writes, 100 IOPS each) for 6 s in a cgroup v2 with memory.max 40 MiB"),
 }
 
