@@ -9,7 +9,7 @@
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 samples=$here/../../sample_traces
-rules=${RULES:-$(cd "$here/workloads" && ls *.vm.sh | sed 's/\.vm\.sh$//')}
+rules=${RULES:-$(cd "$here/workloads" && ls *.vm.sh | grep -vx lib.vm.sh | sed 's/\.vm\.sh$//')}
 "$here/build.sh" stock $(for r in $rules; do echo "revert-$r"; done)
 for run in 1 2; do
   for r in $rules; do
