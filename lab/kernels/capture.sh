@@ -25,6 +25,16 @@ esac
 script=$here/workloads/$rule.vm.sh
 [ -x "$script" ] || { echo "capture.sh: no workload $script" >&2; exit 2; }
 [ -f "$image/bzImage" ] || { echo "capture.sh: no kernel $image/bzImage (run lab/kernels/build.sh)" >&2; exit 2; }
+# the VM's root is the host's, read-only: the workloads' tools must be installed here
+need=()
+for p in fio btrfs-progs xfsprogs e2fsprogs trace-cmd; do
+  dpkg-query -W -f='${db:Status-Status}' "$p" 2>/dev/null | grep -qx installed || need+=("$p")
+done
+if [ ${#need[@]} -gt 0 ]; then
+  echo "capture.sh: installing ${need[*]}" >&2
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get install -y -q "${need[@]}" >/dev/null || { apt-get update -q >/dev/null && apt-get install -y -q "${need[@]}" >/dev/null; }
+fi
 samples=$(cd "$here/../../sample_traces" && pwd)
 name=lab-$rule-$side-run$run-v7-zstd
 source "$samples/capture/blk-lib.sh"   # vm_capture
