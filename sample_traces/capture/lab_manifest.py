@@ -40,6 +40,10 @@ WORKLOADS = {
     "btrfs-full-fsync-fallback": ("lab-fsync-memcg-btrfs",
                                   "btrfs on the null_blk disk; 4 fio jobs (psync randwrite bs 4k, own 48 MiB file each, "
                                   "fsync every 4 writes, 100 IOPS each) for 6 s in a cgroup v2 with memory.max 40 MiB"),
+    "btrfs-delalloc-overflush": ("lab-untar-full-btrfs",
+                                 "btrfs on the null_blk disk filled by a fallocated file until ~60 MiB of data space "
+                                 "is free; tar -xf of a source-tree-like tarball (1,500 text files, "
+                                 "capture/make-src-tarball.py) then sync: metadata reservations overcommit (btrfs_flush_space)"),
 }
 
 
@@ -120,7 +124,18 @@ def m_fsync(name):
     return out
 
 
-MEASURE = {"sync-flusher-stall": m_sync, "stable-page-wait": m_stable,
+def free_estimated(s):
+    return int(re.search(r"Free \(estimated\):\s+(\d+)", s).group(1))
+
+
+def m_untar(name):
+    return {"tar_wall_seconds": mm.epoch_pair(MEAS / f"{name}.tar-epoch.txt"),
+            "sync_wall_seconds": mm.epoch_pair(MEAS / f"{name}.sync-epoch.txt"),
+            "btrfs_free_estimated_bytes_before": free_estimated(text(name, "fs-usage-before.txt")),
+            "btrfs_free_estimated_bytes_after": free_estimated(text(name, "fs-usage-after.txt"))}
+
+
+MEASURE = {"btrfs-delalloc-overflush": m_untar, "sync-flusher-stall": m_sync, "stable-page-wait": m_stable,
            "btrfs-snapshot-livelock": m_snapshot, "btrfs-full-fsync-fallback": m_fsync}
 
 
