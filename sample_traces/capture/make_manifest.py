@@ -821,6 +821,8 @@ def main():
     entries.extend(stream_entries())
     from realscale_manifest import entries as realscale_entries  # captures 18-24
     entries.extend(realscale_entries())
+    from lab_manifest import entries as lab_entries  # lab kernels: stock vs one fix undone
+    entries.extend(lab_entries())
     (ROOT / "manifest.json").write_text(json.dumps(entries, indent=1) + "\n")
 
 
