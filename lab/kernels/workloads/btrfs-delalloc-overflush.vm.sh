@@ -1,5 +1,5 @@
 #!/bin/bash
-# btrfs-delalloc-overflush, inside the VM: the seed's untar under space pressure at VM
+# btrfs-delalloc-overflush, inside the VM: the published benchmark's untar under space pressure at VM
 # scale.  btrfs on a 1 GiB null_blk disk with a 2 ms service time (lib.vm.sh), filled
 # before tracing by a fallocated file until about FREE_MB MiB of data space is left (as
 # sample_traces/capture/23-untar-full-btrfs.sh); then, traced, tar -xf of a

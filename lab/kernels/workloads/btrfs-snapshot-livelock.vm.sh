@@ -1,6 +1,6 @@
 #!/bin/bash
 # btrfs-snapshot-livelock, inside the VM: a snapshot taken while a writer dirties the
-# subvolume, the seed's first fio job (sequential, libaio iodepth 32, bs 4k) at VM scale.
+# subvolume, the published benchmark's first fio job (sequential, libaio iodepth 32, bs 4k) at VM scale.
 # btrfs on a 1 GiB null_blk disk with a 2 ms service time (lib.vm.sh) with a subvolume;
 # fio writes it at RATE; after SNAP_AFTER s a read-only snapshot by
 # sample_traces/capture/snapshot-ioctl (BTRFS_IOC_SNAP_CREATE_V2, timed with
@@ -9,7 +9,7 @@
 # writepages); the reverted one also writes what fio dirties meanwhile.
 # At this scale the flush (~35 MB/s on the emulated CPU) overtakes an 8 MB/s writer, so
 # the reverted kernel's snapshot writes more and takes longer but does not livelock.
-# Also tried, and worse: the seed's 4 random writers (their threads took seconds to start
+# Also tried, and worse: the published benchmark's 4 random writers (their threads took seconds to start
 # on the emulated CPU: under 1 MB was dirty when the snapshot began) and an uncapped
 # sequential writer (it dirtied almost nothing while the snapshot ran on either kernel).
 #   btrfs-snapshot-livelock.vm.sh VMOUT DISK_SIZE NAME [RATE=8m] [SNAP_AFTER=4] [AFTER=1]

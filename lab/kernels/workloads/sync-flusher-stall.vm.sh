@@ -1,5 +1,5 @@
 #!/bin/bash
-# sync-flusher-stall, inside the VM: the seed's "sync(1) while fs_mark keeps creating
+# sync-flusher-stall, inside the VM: the published benchmark's "sync(1) while fs_mark keeps creating
 # small files" at VM scale.  xfs on a 1 GiB null_blk disk with a 2 ms service time
 # (lib.vm.sh); smallfiles.py writes FILES files of 4 KiB (no fsync: FILES dirty inodes, far
 # under the background threshold), then a second writer keeps creating 4 KiB files as
