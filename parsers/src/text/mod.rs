@@ -51,11 +51,15 @@ struct Votes {
     int: ValKind,
     ints: u64,
     others: u64,
+    /// Some integer was printed in hex (0x40).
+    hex: bool,
+    /// Non-integers that read as flag names (I_DIRTY_SYNC|I_DIRTY_PAGES).
+    flag_names: u64,
 }
 
 impl Votes {
     fn new() -> Votes {
-        Votes { int: ValKind::Unset, ints: 0, others: 0 }
+        Votes { int: ValKind::Unset, ints: 0, others: 0, hex: false, flag_names: 0 }
     }
 
     fn see(&mut self, v: &str) {
@@ -65,21 +69,37 @@ impl Votes {
         match parse_int(v) {
             Some(_) => {
                 self.ints += 1;
+                self.hex |= v.starts_with("0x") || v.starts_with("0X");
                 self.int = self.int.see(v);
             }
-            None => self.others += 1,
+            None => {
+                self.others += 1;
+                self.flag_names += u64::from(is_flag_names(v));
+            }
         }
     }
 
     fn kind(&self) -> ValKind {
         if self.ints == 0 && self.others == 0 {
             ValKind::Unset
+        } else if self.others > 0 && self.hex && self.flag_names == self.others {
+            // A flags field: trace-cmd prints `state=0x40` where no name is known and
+            // `state=I_DIRTY_SYNC` where one is (writeback_mark_inode_dirty): text, not damage.
+            ValKind::Text
         } else if self.ints >= self.others {
             self.int
         } else {
             ValKind::Text
         }
     }
+}
+
+/// What __print_flags / __print_symbolic print: names joined by '|', "I_DIRTY_SYNC|I_SYNC".
+fn is_flag_names(v: &str) -> bool {
+    v.split('|').all(|name| {
+        let b = name.as_bytes();
+        !b.is_empty() && (b[0].is_ascii_alphabetic() || b[0] == b'_') && b.iter().all(|c| c.is_ascii_alphanumeric() || *c == b'_')
+    })
 }
 
 fn parse_int(v: &str) -> Option<(i128, bool)> {
