@@ -32,7 +32,7 @@ from advisor.store import blk_views, clocks, macros, views
 from advisor.store.ddl import create_table, ident
 
 #: Bump when the layout of the store changes (invalidates cached stores).
-STORE_VERSION = 8
+STORE_VERSION = 9
 
 #: Rows per record batch, and the cap on decoded bytes the parser buffers
 #: across event types: what bounds ingest memory, whatever the trace size.

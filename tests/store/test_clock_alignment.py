@@ -80,3 +80,18 @@ def test_default_clock_capture_aligned(tmp_path):
                       " ON e.sector = i.sector AND (e.action & 65279) = 7 AND e.bytes = i.nr_sector * 512"
                       " WHERE i.nr_sector > 0").fetchone()[0]
     assert abs(raw - applied) < 10_000
+
+
+def test_device_span_on_the_aligned_clock(tmp_path):
+    """blk_devices' first/last record times move with the other blktrace times: on
+    blk-clock-global (offset -35.55 ms) they equal the aligned blk_events' min/max, and
+    the stored raw values are blktrace's own clock, the offset away."""
+    con, info = _store(tmp_path, "blk-clock-global", "blk-clock-global.dat")
+    applied = int(info["blktrace_clock_offset_applied_ns"])
+    assert -36_000_000 < applied < -35_000_000
+    devices = con.execute("SELECT dev, first_ts, last_ts FROM blk_devices").fetchall()
+    spans = con.execute("SELECT dev, min(ts), max(ts) FROM blk_events GROUP BY dev ORDER BY dev").fetchall()
+    assert devices == spans and len(devices) == 1
+    raw = con.execute("SELECT first_ts, last_ts FROM raw.blk_devices").fetchone()
+    assert (raw[0] + applied, raw[1] + applied) == devices[0][1:]
+    assert raw[0] == int(info["blktrace_first_ts"])
