@@ -88,7 +88,8 @@ def _run(commands: list[list[str]], duration: float) -> int:
         for argv in commands:
             if argv[0] == "blktrace":
                 Path(argv[argv.index("-D") + 1]).mkdir(parents=True, exist_ok=True)
-            err.print(f"running: {shlex.join(argv)}")
+            # One line per command, as typed (no wrapping at the console width, no markup: `[` in a filter).
+            err.print(f"running: {shlex.join(argv)}", soft_wrap=True, markup=False)
             try:
                 procs.append(subprocess.Popen(argv))
             except FileNotFoundError:

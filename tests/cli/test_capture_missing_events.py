@@ -76,6 +76,9 @@ def test_run_never_asks_for_a_missing_event(tmp_path):
     assert r.code == 0, r.err
     assert f"warning: not in this kernel: 1 writeback event skipped ({missing})" in r.err
     assert _recorded(["-"] + log.read_text().split()) == [e for e in wanted if e != missing]
+    # The command it ran, on one line however long (COLUMNS=200 here; it is ~2,000 characters).
+    running = next(ln for ln in r.err.splitlines() if ln.startswith("running: "))
+    assert _recorded(shlex.split(running)) == [e for e in wanted if e != missing]
 
 
 def test_kernel_with_none_of_the_events(tmp_path):

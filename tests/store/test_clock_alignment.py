@@ -95,3 +95,22 @@ def test_device_span_on_the_aligned_clock(tmp_path):
     raw = con.execute("SELECT first_ts, last_ts FROM raw.blk_devices").fetchone()
     assert (raw[0] + applied, raw[1] + applied) == devices[0][1:]
     assert raw[0] == int(info["blktrace_first_ts"])
+
+
+def test_capture_run_needs_no_correction(tmp_path):
+    """blk-capture-run: `advisor capture --for all --device /dev/vda --run` recorded both
+    layers (trace-cmd -C mono and blktrace, started together) on a 6.1 VM. Ingested into
+    one store, the requests both saw are a few microseconds apart (tracer latency): no
+    correction is applied, and the golden join lines up as recorded."""
+    con, info = _store(tmp_path, "blk-capture-run", "blk-capture-run.dat")
+    assert info["clock"] == "mono"
+    assert info["blktrace_clock_alignment"].startswith("same clock (mono): ")
+    assert info["blktrace_clock_offset_applied_ns"] == "0"
+    n = int(info["blktrace_clock_matched_requests"])
+    assert n >= 30
+    offset, p10, p90 = (int(info[f"blktrace_clock_offset{k}_ns"]) for k in ("", "_p10", "_p90"))
+    assert abs(offset) < 5_000 and -5_000 < p10 <= offset <= p90 < 5_000
+    paired, median, _ = con.execute(PAIRED).fetchone()
+    assert paired >= n and abs(median) < 5_000
+    # Nothing shifted: the views show blktrace's own times.
+    assert con.execute("SELECT min(ts) FROM blk_events").fetchone()[0] == int(info["blktrace_first_ts"])
