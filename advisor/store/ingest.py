@@ -3,7 +3,8 @@
 A store holds at most one ftrace capture (a trace.dat or text) and any
 number of blktrace device sets, so one session can query both layers. Each
 parser runs on its own thread and hands over record batches (Arrow PyCapsule
-streams); each is read once into its DuckDB table. ftrace event tables hold
+streams); each is written once, to its table's Parquet file (store/parts.py)
+or, for a single-file store, into a DuckDB table. ftrace event tables hold
 what was decoded (schema `raw`); the user-facing tables of the data contract
 are views in the main schema that add the task name and thread group from
 `tasks` (see views.py). The big blktrace tables are stored lean in `raw` too,
