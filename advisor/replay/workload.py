@@ -127,6 +127,10 @@ class Workload:
     # The flusher's wall-clock time per inode while it works through a list (the CPU time,
     # plus what it waits for: CPU taken by other tasks, log space, request slots).
     flusher_pace_ns: float | None = None
+    # The flusher's work items queued by sync(2) (reason sync): start, end, sync_mode
+    # (0 WB_SYNC_NONE, 1 WB_SYNC_ALL), sorted by start. Empty: not recorded.
+    sync_work_start_ts: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
+    sync_work_mode: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
     # Bytes one dirtying event stands for: a page, or a large folio (see _folio_bytes).
     folio_bytes: int = 4096
     # Metadata the filesystem writes per inode written (inode clusters, log, directories).
@@ -363,15 +367,22 @@ def _flusher_pace(con, views: Views, w: Workload) -> None:
     where the back-to-back bursts show 9.6 us of the flusher's own CPU."""
     if not (views.met("inode_writeback") and views.met("writeback_works")):
         return
+    # WB_SYNC_NONE works only: a kernel without wbc->for_sync waits on each inode's pages
+    # inside WB_SYNC_ALL work (lab revert run 2: 8.7 ms a gap there, 0.2 ms in the
+    # WB_SYNC_NONE pass before it), which is the policy replayed, not the flusher's pace.
     row = con.execute(
         "WITH g AS (SELECT i.ts - lag(i.ts) OVER (PARTITION BY i.pid, wk.start_ts ORDER BY i.ts) AS gap "
         "FROM inode_writeback i JOIN writeback_works wk ON wk.pid = i.pid AND i.ts BETWEEN wk.start_ts AND wk.end_ts "
-        f"WHERE i.kind = 'written') SELECT avg(gap), count(gap) FROM g WHERE gap < {_PACE_MAX_GAP_NS}"
+        f"WHERE i.kind = 'written' AND wk.sync_mode = 0) SELECT avg(gap), count(gap) FROM g WHERE gap < {_PACE_MAX_GAP_NS}"
     ).fetchone()
     if row and row[1] and row[1] >= 10:
         w.flusher_pace_ns = float(row[0])
         w.assumptions.append(f"the flusher goes through its inode lists at {row[0] / 1e3:.1f} us per inode (mean gap of {row[1]} "
-                             "consecutive inode writebacks within its work items)")
+                             "consecutive inode writebacks within its WB_SYNC_NONE work items)")
+    works = con.execute(
+        "SELECT start_ts, sync_mode FROM writeback_works WHERE reason_name = 'sync' AND sync_mode IN (0, 1) ORDER BY start_ts"
+    ).fetchnumpy()
+    w.sync_work_start_ts, w.sync_work_mode = _i64(works["start_ts"]), _i64(works["sync_mode"])
 
 
 def _metadata_per_inode(con, views: Views, w: Workload) -> None:

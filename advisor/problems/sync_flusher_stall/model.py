@@ -13,14 +13,16 @@ The model: the inodes on the writeback lists when sync starts (dirtied since the
 inode-level writeback visited them, pages written elsewhere or not: pages.dirty_inodes_at)
 are written by the WB_SYNC_NONE pass, which takes inodes dirtied before it started
 (wb_writeback's dirtied_before); the WB_SYNC_ALL pass runs after it on the same flusher
-and takes what was dirtied meanwhile (its older_than_this is its own start): under
+and takes what was dirtied meanwhile (its dirtied_before is its own start): under
 fs_mark creating ~11,000 files/s, a sync whose first pass wrote 82,000 inodes in 3.35 s
-wrote 38,000 more in its second. The first pass lasts as long as the flusher's pace
-through its lists (the capture's own, when it shows the flusher at work). Every inode costs
+wrote 38,000 more in its second. Which pass comes first is a race the capture shows
+(`_synced`); the first pass ends where the capture shows the WB_SYNC_ALL work begin, or
+lasts as long as the flusher's pace through its lists. Every inode costs
 the flusher a fixed CPU time (writepages, bio building: measured from the capture's
 writeback_single_inode rate), and writes its pages still dirty. Waiting per
-inode, each inode's requests are submitted and waited for before the next inode: n x (cpu +
-latency) + bytes / bandwidth, and no request can merge with another inode's. With
+inode (only in the WB_SYNC_ALL pass: the WB_SYNC_NONE pass never waited), each inode's
+requests are submitted and waited for before the next inode: n x (cpu + latency) +
+bytes / bandwidth, and no request can merge with another inode's. With
 for_sync the submissions are plugged and merge (files laid out one after another, as
 the allocators place a file-creating workload) and the device overlaps them to its queue
 depth: n x cpu + batch time. CPU and IO are added, not overlapped, under both policies:
@@ -60,10 +62,11 @@ def _simulate(w: Workload, policy: Policy) -> dict:
     ops = w.op("sync")
     i = ops.longest()
     t0 = int(ops.start[i])
-    keys, inodes = _synced(w, t0)
+    keys, inodes, by_all = _synced(w, t0, int(ops.end[i]) if ops.end[i] >= 0 else w.end_ts)
     if w.metadata_bytes_per_inode and w.records("btrfs"):
         # btrfs's metadata blocks are the btree inode's pages: the metadata bytes per
         # inode written (below) are those writes, so the btree inode is not counted twice.
+        by_all = by_all[inodes != BTRFS_BTREE_INODE]
         inodes = inodes[inodes != BTRFS_BTREE_INODE]
         keys = keys[(keys >> 32) != BTRFS_BTREE_INODE]
     pages = np.zeros(len(inodes))
@@ -73,7 +76,8 @@ def _simulate(w: Workload, policy: Policy) -> dict:
     nbytes = pages * w.folio_bytes + w.metadata_bytes_per_inode
     total = float(nbytes.sum())
     # Which part goes at the metadata rate: btrfs's tree blocks only (module docstring).
-    metadata = w.metadata_bytes_per_inode * len(inodes) if w.records("btrfs") else 0.0
+    meta_per_inode = w.metadata_bytes_per_inode if w.records("btrfs") else 0.0
+    metadata = meta_per_inode * len(inodes)
     dev, cpu = w.device, w.inode_writeback_ns * len(inodes)
     if not len(inodes):
         dur = flusher_waiting = 0.0
@@ -82,9 +86,13 @@ def _simulate(w: Workload, policy: Policy) -> dict:
         dur = cpu + dev.batch_ns(merged, total - metadata, metadata)
         flusher_waiting = 0.0
     else:
-        per_inode = int(requests_for(nbytes).sum())
-        dur = cpu + dev.serial_ns(per_inode, total - metadata, metadata)
-        flusher_waiting = dur
+        # Only the WB_SYNC_ALL pass waits per inode; the WB_SYNC_NONE pass submits as
+        # the fixed kernel does.
+        serial, batch = nbytes[by_all], nbytes[~by_all]
+        meta_serial, meta_batch = meta_per_inode * len(serial), meta_per_inode * len(batch)
+        flusher_waiting = dev.serial_ns(int(requests_for(serial).sum()), float(serial.sum()) - meta_serial, meta_serial) if len(serial) else 0.0
+        batched = dev.batch_ns(int(requests_for(float(batch.sum()))), float(batch.sum()) - meta_batch, meta_batch) if len(batch) else 0.0
+        dur = cpu + batched + flusher_waiting
     commit = _recorded_commit_ns(w, t0, int(ops.end[i]) if ops.end[i] >= 0 else w.end_ts)
     metrics = {
         "sync_seconds": seconds(dur + commit),
@@ -98,19 +106,51 @@ def _simulate(w: Workload, policy: Policy) -> dict:
     return metrics
 
 
-def _synced(w: Workload, t0: int) -> tuple[np.ndarray, np.ndarray]:
-    """The dirty pages and inodes a sync starting at t0 writes: those dirty at t0 (the
+def _synced(w: Workload, t0: int, t_end: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The dirty pages and inodes (sorted) a sync starting at t0 writes, and which of
+    the inodes the WB_SYNC_ALL pass writes: those dirty at t0 (the
     WB_SYNC_NONE pass), then those dirtied before the WB_SYNC_ALL pass starts, when the
-    flusher has been through the first set."""
+    flusher has been through the first set.
+
+    Which pass runs first is a race the capture shows. wakeup_flusher_threads only sets
+    WB_start_all and wakes the flusher; sync_inodes_sb then queues the WB_SYNC_ALL work,
+    and wb_do_writeback runs queued works before the start-all pass. A flusher that wakes
+    on another CPU before the work is queued starts the WB_SYNC_NONE pass first (sync
+    under fs_mark on the host: 81,978 inodes in 3.35 s, then 38,022 by WB_SYNC_ALL); one
+    that wakes after finds the WB_SYNC_ALL work first (lab stock run 2: WB_SYNC_ALL from
+    4 ms, WB_SYNC_NONE after it), and that pass, whose dirtied_before is its own start,
+    writes only what was dirty at t0. The WB_SYNC_NONE pass's length does not depend on
+    the policy (no per-inode waits there), so when the capture shows when the
+    WB_SYNC_ALL work began, that is the cut-off."""
     keys0, inodes0 = dirty_at(w, t0), dirty_inodes_at(w, t0)
-    t1 = t0 + int((w.flusher_pace_ns or w.inode_writeback_ns) * len(inodes0))
+    in_sync = (w.sync_work_start_ts >= t0) & (w.sync_work_start_ts <= t_end)
+    modes, starts = w.sync_work_mode[in_sync], w.sync_work_start_ts[in_sync]
+    if len(modes) and modes[0] == 1:
+        return keys0, inodes0, np.ones(len(inodes0), bool)
+    if len(modes) and (modes == 1).any():
+        t1 = int(starts[np.argmax(modes == 1)])
+    else:
+        t1 = t0 + int(_first_pass_ns(w, keys0, inodes0))
     later = (w.dirty_ts > t0) & (w.dirty_ts <= t1)
     if not later.any():
-        return keys0, inodes0
+        return keys0, inodes0, np.zeros(len(inodes0), bool)
     new = np.setdiff1d(np.unique(w.dirty_ino[later]), inodes0)
     keys1 = dirty_at(w, t1)
     keys1 = keys1[np.isin(keys1 >> 32, new)]
-    return np.union1d(keys0, keys1), np.union1d(inodes0, new)
+    inodes = np.union1d(inodes0, new)
+    return np.union1d(keys0, keys1), inodes, np.isin(inodes, new)
+
+
+def _first_pass_ns(w: Workload, keys0: np.ndarray, inodes0: np.ndarray) -> float:
+    """How long the WB_SYNC_NONE pass over what was dirty at t0 takes: the capture's pace
+    through the flusher's lists when it shows one; without, the flusher's CPU per inode
+    or, when longer, the device's time for those bytes, since the pass's submissions
+    block once the device's queue is full (request tags, wbt)."""
+    if w.flusher_pace_ns:
+        return w.flusher_pace_ns * len(inodes0)
+    nbytes = len(keys0) * w.folio_bytes + w.metadata_bytes_per_inode * len(inodes0)
+    device = w.device.batch_ns(int(requests_for(nbytes)), nbytes) if nbytes else 0.0
+    return max(w.inode_writeback_ns * len(inodes0), device)
 
 
 def _recorded_commit_ns(w: Workload, t0: int, t1: int) -> float:
