@@ -22,6 +22,20 @@ from duckdb import sqltypes
 
 from advisor.kernel.print_fmt import ValueNames, value_names
 
+#: What each helper gives, for docs/data-contract.md.
+HELPERS = (
+    ("flag_names(event, field, value)",
+     "the text trace-cmd report prints for a field its event's print format decodes with __print_flags or "
+     "__print_symbolic: `flag_names('writeback_single_inode', 'state', 131200)` = `I_SYNC|0x20000` (bits the "
+     "format does not name in hex), `flag_names('btrfs_flush_space', 'flags', 4)` = `METADATA`, "
+     "`flag_names('writeback_start', 'reason', 2)` = `sync`; NULL when the format names no values for the field"),
+    ("sym(event, field, value)",
+     "an enum value's name from the print format (`sym('btrfs_flush_space', 'state', 5)` = `FLUSH_DELALLOC`), "
+     "the value itself when unnamed: for comparing names, which stay when kernels renumber"),
+    ("num(value)", "the number of a field a text capture prints with its name: `num('3(FLUSH_DELAYED_REFS_NR)')` = 3"),
+    ("page_bytes()", "the capture's page size in bytes (4096 when it does not record one)"),
+)
+
 
 def create(con) -> None:
     con.execute(
