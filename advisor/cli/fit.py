@@ -2,9 +2,9 @@
 
 Rich shrinks a table wider than the terminal by folding cells anywhere, "FLUSH_DELAYED_IT"
 over "EMS_NR (1)", and ellipsing columns that may not wrap. Here, in this order:
-1. headers wider than their column's values are abbreviated ("wait-if-required*" over
-   numbers becomes "wir*") and a legend line under the table names each one in full, with
-   its unit;
+1. one-line headers wider than their column's values are abbreviated ("wait-if-required*"
+   over numbers becomes "wir*") and a legend line under the table names each one in full,
+   with its unit (a terminal's header of several lines wraps at its spaces instead);
 2. a cell may wrap only between words (a column is never narrower than its longest word,
    or than its longest value when it must not wrap);
 3. if it is still too wide it is printed wider than the terminal, whole: a long line
@@ -86,6 +86,8 @@ def fit(table: Table, width: int, units: dict[str, str] | None = None, short: di
     for i in sorted(range(len(cols)), key=lambda i: widest[i] - _longest_line(headers[i])):
         if sum(need) + gaps <= width or _longest_line(headers[i]) - widest[i] < MIN_SAVING:
             continue
+        if "\n" in headers[i]:
+            continue  # a terminal's header of several lines ("for-sync (this kernel)\n3.11 and later") wraps at its spaces
         abbr = short.get(headers[i]) or short.get(headers[i].replace("\n", " ")) or abbreviation(headers[i], taken)
         if abbr is None or abbr in taken:
             continue

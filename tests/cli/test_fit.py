@@ -119,3 +119,11 @@ def test_io_fits_and_names_every_process_whole(width):
     doc = json.loads(advisor("io", BLK, "--json").out)
     for p in doc["processes"][:20]:
         assert re.search(rf"^{re.escape(p['process'])}\s", r.out, re.M), p["process"]
+
+
+def test_a_terminal_header_of_several_lines_wraps_rather_than_abbreviates():
+    t = table("metric", "flush-inodes\n5.10-rc1 up to 5.11-rc4 (5.10 before 5.10.8)", names=("metric",))
+    t.add_row("flush_space_count", "24")
+    fitted = fit(t, 40, None, None)
+    assert fitted.legend is None and t.columns[1].header.startswith("flush-inodes\n")
+    assert t.columns[1].width >= len("flush-inodes") and fitted.width <= 40
