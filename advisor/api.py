@@ -23,7 +23,7 @@ from advisor.kernel import parse_release
 from advisor.report import build
 from advisor.rules import load_rules
 from advisor.store import open_store, store_for
-from advisor.store.cache import is_store
+from advisor.store.cache import given_store, is_store
 from advisor.views import attach
 
 
@@ -110,5 +110,5 @@ def open(*paths: str | PathLike) -> Capture:  # noqa: A001 - advisor.open reads 
             raise TraceIOError(f"{f}: No such file or directory")
     label = str(files[0]) if len(files) == 1 else f"{len(files)} inputs"
     if len(files) == 1 and files[0].is_file() and is_store(files[0]):
-        return Capture(files[0], label)
+        return Capture(given_store(files[0]), label)
     return Capture(store_for(files).store, label)

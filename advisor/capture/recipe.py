@@ -4,11 +4,19 @@ Event names differ between kernels (`writeback_dirty_page` before 5.16,
 `writeback_dirty_folio` from 5.16). When the local tracefs is readable, each
 role is recorded under the name this kernel has; otherwise under the newest
 name, which is what a current kernel needs.
+
+An event the running kernel does not have is left out of the command, not
+asked for: trace-cmd refuses the whole recording when one `-e` names a
+missing event. A whole system is missing when its module is not loaded (no
+events/btrfs/ on a kernel without btrfs loaded); a single event, when the
+kernel predates it.
 """
 
 from __future__ import annotations
 
+import os
 import shlex
+from collections import defaultdict
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -27,7 +35,15 @@ DEFAULT_BUFFER_KB = RECORD_BUFFER_KB
 BLKTRACE_BUFFER_ARGS = ("-b", "512", "-n", "16")
 
 
+#: Where tracefs is, when not at one of TRACEFS_ROOTS (a mount elsewhere, or a copy
+#: of another machine's tracefs for printing its commands).
+TRACEFS_ENV = "WRITEBACK_ADVISOR_TRACEFS"
+
+
 def tracefs_root() -> Path | None:
+    if os.environ.get(TRACEFS_ENV):
+        root = Path(os.environ[TRACEFS_ENV])
+        return root if (root / "events").is_dir() else None
     for root in TRACEFS_ROOTS:
         if (root / "events").is_dir():
             return root
@@ -40,21 +56,61 @@ def available_events(root: Path | None = None) -> set[str] | None:
     if root is None:
         return None
     try:
+        # One "system:event" a line, as `trace-cmd list -e` prints them: `btrfs:btrfs_sync_file`.
+        listed = (root / "available_events").read_text().split()
+        if listed:
+            return set(listed)
+    except OSError:
+        pass
+    try:
         return {f"{s.name}:{e.name}" for s in (root / "events").iterdir() if s.is_dir() for e in s.iterdir() if e.is_dir()}
     except OSError:
         return None
 
 
-def event_args(rules: list[Rule], available: set[str] | None = None) -> list[tuple[str, str | None]]:
-    """(system:event, filter) pairs, each event once, in rule order: the events that fill
-    the views the rules read (advisor.views), under the names this kernel has."""
+def wanted_events(rules: list[Rule], available: set[str] | None = None) -> list[str]:
+    """Each event once, in rule order: the events that fill the views the rules read
+    (advisor.views), under the names this kernel has, present or not."""
     from advisor.views import record_events  # noqa: PLC0415 - views import the store
 
-    out: dict[str, str | None] = {}
+    out: dict[str, None] = {}
     for rule in rules:
         for name in record_events(list(rule.needs), available):
-            out.setdefault(name, None)
-    return list(out.items())
+            out.setdefault(name)
+    return list(out)
+
+
+def missing_events(rules: list[Rule], available: set[str] | None) -> list[str]:
+    """The events the rules want that this kernel does not have (none when tracefs is not readable)."""
+    if available is None:
+        return []
+    return [e for e in wanted_events(rules, available) if e not in available]
+
+
+def why_missing(missing: list[str], available: set[str]) -> list[str]:
+    """One reason per system, each event named, for the warning: `btrfs not loaded (no
+    events/btrfs/ in tracefs): 3 btrfs events skipped (btrfs:btrfs_flush_space, ...)`
+    when the kernel has no event of that system at all, else `not in this kernel: 1
+    writeback event skipped (writeback:writeback_dirty_folio)`."""
+    systems = {e.partition(":")[0] for e in available}
+    by_system: dict[str, list[str]] = defaultdict(list)
+    for e in missing:
+        by_system[e.partition(":")[0]].append(e)
+    out = []
+    for system, names in by_system.items():
+        n = f"{len(names)} {system} event{'s' if len(names) != 1 else ''} skipped"
+        listed = ", ".join(names)
+        if system in systems:
+            out.append(f"not in this kernel: {n} ({listed})")
+        else:
+            out.append(f"{system} not loaded (no events/{system}/ in tracefs): {n} ({listed})")
+    return out
+
+
+def event_args(rules: list[Rule], available: set[str] | None = None) -> list[tuple[str, str | None]]:
+    """(system:event, filter) pairs for the command: the wanted events this kernel has
+    (all of them when tracefs is not readable)."""
+    return [(e, None) for e in wanted_events(rules, available) if available is None or e in available]
 
 
 def record_argv(rules: list[Rule], duration: float = 30, output: str = "writeback.dat", buffer_kb: int = DEFAULT_BUFFER_KB,

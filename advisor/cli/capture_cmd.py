@@ -13,7 +13,16 @@ from typing import List, Optional
 
 import typer
 
-from advisor.capture.recipe import DEFAULT_BUFFER_KB, available_events, blktrace_argv, record_argv, together, tracefs_root
+from advisor.capture.recipe import (
+    DEFAULT_BUFFER_KB,
+    available_events,
+    blktrace_argv,
+    missing_events,
+    record_argv,
+    together,
+    tracefs_root,
+    why_missing,
+)
 from advisor.capture.state import TracingState
 from advisor.cli.console import JsonFlag, err, print_json, warn
 from advisor.errors import UsageError
@@ -40,12 +49,19 @@ def capture(
 
     rules = load_rules(None, list(rule))
     available = available_events()
+    skipped = missing_events(rules, available)
+    if skipped:
+        # One line: which events are left out and why (trace-cmd would refuse them all).
+        warn("; ".join(why_missing(skipped, available or set())))
     commands = [record_argv(rules, duration, str(output), buffer_kb, available)]
+    if "-e" not in commands[0]:
+        raise UsageError(f"this kernel has none of the events {', '.join(r.id for r in rules)} need(s): nothing to record")
     if device:
         commands.append(blktrace_argv(device, duration, str(output.with_suffix("")) + ".blktrace"))
     if not run:
         if json_out:
-            print_json({"rules": [r.id for r in rules], "commands": commands, "events_checked_against_this_kernel": available is not None})
+            print_json({"rules": [r.id for r in rules], "commands": commands, "events_checked_against_this_kernel": available is not None,
+                        "skipped_events": skipped})
         else:
             print(together(commands))
             if available is None:
@@ -72,7 +88,8 @@ def _run(commands: list[list[str]], duration: float) -> int:
         for argv in commands:
             if argv[0] == "blktrace":
                 Path(argv[argv.index("-D") + 1]).mkdir(parents=True, exist_ok=True)
-            err.print(f"running: {shlex.join(argv)}")
+            # One line per command, as typed (no wrapping at the console width, no markup: `[` in a filter).
+            err.print(f"running: {shlex.join(argv)}", soft_wrap=True, markup=False)
             try:
                 procs.append(subprocess.Popen(argv))
             except FileNotFoundError:

@@ -30,6 +30,11 @@ def ingest(
                             help="The store's format: duckdb (one file) or parquet (a dataset shared by many captures: DIR/<table>/host=H/capture=C/). "
                                  "--format is the old name (sql's --format is the result's format)."),
     force: bool = typer.Option(False, "--force", help="Re-parse even when a cached store exists; overwrite -o."),
+    single_file: bool = typer.Option(
+        False, "--single-file",
+        help="With -o: every table inside the one DuckDB file (to copy or attach to a bug report as one file; "
+        "slower to write, about 3x the size). By default the tables with rows are Parquet files in PATH.<id>.parts/ beside it.",
+    ),
     json_out: JsonFlag = False,
     limit: int = limit_option(25, "event types in the summary"),
     strict: bool = typer.Option(False, "--strict", help="Exit 2 when the kernel reported lost events too."),
@@ -44,6 +49,8 @@ def ingest(
         raise UsageError(f"--store-format must be one of {', '.join(FORMATS)}, not {fmt!r}")
     if fmt == "parquet" and output is None:
         raise UsageError("--store-format parquet needs -o DIR (the dataset directory)")
+    if single_file and (output is None or fmt != "duckdb"):
+        raise UsageError("--single-file needs -o PATH (a store outside the cache) and --store-format duckdb")
     if fmt == "parquet" and output.exists() and not output.is_dir():
         raise UsageError(f"{output}: exists and is not a directory")
     for trace in traces:
@@ -53,7 +60,7 @@ def ingest(
     with bytes_progress(f"ingest {label}") as progress:
         if output and fmt == "duckdb":
             check_output(output, force)
-            r = ingest_store(traces, output, progress=progress)
+            r = ingest_store(traces, output, progress=progress, single_file=single_file)
         else:
             r = store_for(traces, progress=progress, force=force)
     dataset = _to_parquet(r, output) if fmt == "parquet" else None

@@ -14,7 +14,7 @@ from advisor.cli.repl import Shell, dot_query
 from advisor.cli.results import check_format, run_statements
 from advisor.errors import UsageError
 from advisor.store import store_for
-from advisor.store.cache import is_store
+from advisor.store.cache import given_store, is_store
 from advisor.store.sandbox import lock, open_sandboxed
 from advisor.views import attach
 
@@ -22,7 +22,7 @@ from advisor.views import attach
 def resolve_stores(traces: list[Path]) -> Path:
     """A store file as is; captures through their cached store."""
     if len(traces) == 1 and traces[0].is_file() and is_store(traces[0]):
-        return traces[0]
+        return given_store(traces[0])
     for t in traces:
         if t.is_file() and is_store(t):
             raise UsageError(f"{t}: is a store; give it alone")

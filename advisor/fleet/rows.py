@@ -65,14 +65,14 @@ def capture_rows(path: str, rules_dir: str | None = None, read: str | None = Non
     from advisor.analyze import diagnose
     from advisor.rules import SEVERITY, load_rules
     from advisor.store import open_store, store_for
-    from advisor.store.cache import is_store
+    from advisor.store.cache import given_store, is_store
     from advisor.store.parquet import host_of
 
     rules = load_rules(Path(rules_dir) if rules_dir else None)
     names = metric_names(rules)
     p = Path(read or path)
     try:
-        store = p if is_store(p) else store_for([p]).store
+        store = given_store(p) if is_store(p) else store_for([p]).store
         with open_store(store) as con:
             info = dict(con.execute("SELECT key, value FROM trace_info").fetchall())
             host = host_of(con)

@@ -1,13 +1,18 @@
 """The user-facing blktrace views over the lean stored tables.
 
 `raw.blk_events` (+ `raw.blk_details` for the few records with more),
-`raw.io_requests` and `raw.io_phases` hold what the records hold (device
-numbers, the action word, sizes; phase values once, in io_phases); these
-views give them the columns of the data contract, spelled as blkparse prints them:
-`dev` as `8,0`, the action letter, RWBS (blkparse's fill_rwbs), and the
-task name from `blk_tasks`. A record shows a task name only from the first
-record emitted after the process-name note was read (`known_from`), as
+`raw.io_requests`, `raw.io_phases` and `raw.blk_devices` hold what the records
+hold (device numbers, the action word, sizes; phase values once, in io_phases);
+these views give them the columns of the data contract, spelled as blkparse
+prints them: `dev` as `8,0`, the action letter, RWBS (blkparse's fill_rwbs),
+and the task name from `blk_tasks`. A record shows a task name only from the
+first record emitted after the process-name note was read (`known_from`), as
 blkparse, which looks names up as it prints, shows it.
+
+Every time the views show (blk_events.ts, io_requests.q_ts .. c_ts,
+blk_devices.first_ts / last_ts) is on the trace.dat's clock when the store has
+one and the offset was applied (store/clocks.py); the raw tables keep
+blktrace's own.
 
 Every view lists its rows in capture order (blk_events by time, then the order
 blkparse reads the records; io_requests by the id of the request's first record;
@@ -87,6 +92,11 @@ SELECT p.id, p.q_id, blk_dev(q.device) AS dev, q.pid, t.comm,
 FROM raw.io_phases p JOIN raw.io_requests q ON q.id = p.q_id LEFT JOIN blk_tasks t ON t.pid = q.pid
 LEFT JOIN blk_device_roles r ON r.device = q.device
 ORDER BY p.id;
+
+CREATE VIEW blk_devices AS
+SELECT dev, first_ts + __OFFSET__ AS first_ts, last_ts + __OFFSET__ AS last_ts, max_depth_read, max_depth_write,
+  btt_queued, btt_issued, avg_active_at_q
+FROM raw.blk_devices ORDER BY dev;
 """
 
 # Which devices remap bios to others, read from the capture itself. btt (blktrace 1.2.0,
@@ -126,7 +136,7 @@ ACTION_COUNTS = (
 )
 
 #: Stored in schema raw, shown through the views above.
-RAW_TABLES = ("blk_events", "blk_details", "io_requests", "io_phases")
+RAW_TABLES = ("blk_events", "blk_details", "io_requests", "io_phases", "blk_devices")
 
 
 def has_blk(con) -> bool:

@@ -13,8 +13,9 @@ import duckdb
 
 from advisor import parsers
 from advisor.errors import TraceIOError, UsageError
-from advisor.store import blk_views
-from advisor.store.ingest import STORE_VERSION, Inputs, IngestResult, Progress, StoreWriteError, check_target, ingest
+from advisor.store import blk_views, parts
+from advisor.store.ingest import STORE_VERSION, Inputs, IngestResult, Progress, StoreWriteError, check_target, ingest, store_digest
+from advisor.store.replace import current_token
 
 
 def cache_dir() -> Path:
@@ -87,7 +88,13 @@ def check_checksum(store: Path) -> None:
         raise DamagedStoreError(f"{store}: cached store has no checksum (written by an earlier version, or cut short)") from None
     except OSError as e:
         raise DamagedStoreError(f"{store}: cached store's checksum is unreadable ({e.strerror})") from None
-    if parsers.file_digest(store) != want:
+    token = current_token(store)
+    parts_dir = parts.directory(store, token) if token else None
+    try:
+        have = store_digest(store, parts_dir)
+    except OSError as e:
+        raise DamagedStoreError(f"{store}: cached store's tables are unreadable ({e.filename}: {e.strerror})") from None
+    if have != want:
         raise DamagedStoreError(f"{store}: cached store is damaged (its content no longer matches its checksum)")
 
 
@@ -169,3 +176,36 @@ def open_store(path: Path, read_only: bool = True):
         return duckdb.connect(str(path), read_only=read_only)
     except duckdb.Error as e:
         raise TraceIOError(f"{path}: cannot open store: {e}") from None
+
+
+def given_store(store: Path) -> Path:
+    """A store file the user named (not the cache's): when it was moved with its
+    parts directory, its views still name the directory's old path; they are
+    pointed at the one beside it (the catalog is rewritten in place)."""
+    try:
+        with duckdb.connect(str(store), read_only=True) as con:
+            row = con.execute("SELECT value FROM trace_info WHERE key = 'parts_token'").fetchone()
+            old = parts.read_by(con)
+    except duckdb.Error:
+        return store  # not this tool's store, or damaged: the first query says why
+    if not row or old is None:
+        return store  # every table inside the file (--single-file), or no rows at all
+    here = parts.directory(store.resolve(), row[0])
+    if old == here:
+        return store
+    if not here.is_dir():
+        if old.is_dir():
+            return store  # the catalog was copied alone; its tables are where it was written
+        raise TraceIOError(f"{store}: its tables ({here.name}/) are not beside it; move that directory with the store, or ingest again")
+    try:
+        with duckdb.connect(str(store)) as con:
+            views = con.execute("SELECT sql FROM duckdb_views() WHERE sql LIKE '%read_parquet(%'").fetchall()
+            old_lit, new_lit = str(old).replace("'", "''"), str(here).replace("'", "''")
+            con.execute("\n".join(
+                sql.replace("CREATE VIEW", "CREATE OR REPLACE VIEW", 1).replace(f"'{old_lit}/", f"'{new_lit}/")
+                for (sql,) in views
+            ))
+    except duckdb.Error as e:
+        raise TraceIOError(f"{store}: moved from {old.parent}, and its views cannot be pointed at {here.name}/ "
+                           f"({str(e).splitlines()[0]}); ingest again") from None
+    return store

@@ -2,7 +2,7 @@
 the optional size cap ($WRITEBACK_ADVISOR_CACHE_MAX, e.g. 2G) applied after each command.
 
 Only files named as cache.py names stores (`<32 hex>-p<parser>-s<store>.duckdb`, with
-DuckDB's `.wal` next to one) are counted or removed: anything else a user put in the
+DuckDB's `.wal` and the store's Parquet parts directory next to one) are counted or removed: anything else a user put in the
 directory is left alone. Stores are rebuilt from their captures on next use, so removing
 one loses nothing but the time to ingest again.
 """
@@ -18,6 +18,7 @@ from pathlib import Path
 import duckdb
 
 from advisor.errors import UsageError
+from advisor.store import parts
 from advisor.store.cache import cache_dir
 
 STORE_NAME = re.compile(r"^[0-9a-f]{32}-p[0-9A-Za-z.+-]+-s\d+\.duckdb$")
@@ -28,7 +29,7 @@ _UNITS = {"": 1, "K": 2**10, "M": 2**20, "G": 2**30, "T": 2**40}
 @dataclass
 class CachedStore:
     path: Path
-    bytes: int  # the store and its write-ahead log
+    bytes: int  # the store, its write-ahead log and its Parquet parts
     modified: float  # unix time of the last write (the ingest)
     facts: dict  # from its trace_info: format, kernel, events; empty when it cannot be read
 
@@ -52,6 +53,7 @@ def stores(directory: Path | None = None, facts: bool = True) -> list[CachedStor
             continue
         wal = p.with_name(p.name + ".wal")
         size = st.st_size + (wal.stat().st_size if wal.exists() else 0)
+        size += sum(parts.size(d) for d in parts.directories(p))
         out.append(CachedStore(p, size, st.st_mtime, _facts(p) if facts else {}))
     return sorted(out, key=lambda s: s.modified)
 
@@ -75,8 +77,8 @@ def total_bytes(directory: Path | None = None) -> int:
 
 
 def remove(store: CachedStore) -> int:
-    """Delete one store, its log and its checksum; the bytes freed."""
-    freed = 0
+    """Delete one store, its log, its checksum and its parts; the bytes freed."""
+    freed = sum(parts.remove(d) for d in parts.directories(store.path))
     for p in (store.path, store.path.with_name(store.path.name + ".wal"), store.path.with_name(store.path.name + ".blake3")):
         try:
             size = p.stat().st_size

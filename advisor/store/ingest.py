@@ -3,7 +3,8 @@
 A store holds at most one ftrace capture (a trace.dat or text) and any
 number of blktrace device sets, so one session can query both layers. Each
 parser runs on its own thread and hands over record batches (Arrow PyCapsule
-streams); each is read once into its DuckDB table. ftrace event tables hold
+streams); each is written once, to its table's Parquet file (store/parts.py)
+or, for a single-file store, into a DuckDB table. ftrace event tables hold
 what was decoded (schema `raw`); the user-facing tables of the data contract
 are views in the main schema that add the task name and thread group from
 `tasks` (see views.py). The big blktrace tables are stored lean in `raw` too,
@@ -12,12 +13,8 @@ with views that spell them the way blkparse prints them (blk_views.py).
 
 from __future__ import annotations
 
-import contextlib
 import datetime as _dt
-import fcntl
 import os
-import secrets
-import stat
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -28,11 +25,13 @@ import pyarrow as pa
 
 from advisor import parsers
 from advisor.errors import TraceFormatError, TraceIOError, UsageError
-from advisor.store import blk_views, clocks, macros, views
-from advisor.store.ddl import create_table, ident
+from advisor.store import blk_views, clocks, macros, parts, sink, views
+from advisor.store.replace import StoreWriteError, check_target, remove_stale_parts, temporary, write_checksum, write_fault
+
+__all__ = ["STORE_VERSION", "Inputs", "IngestResult", "Progress", "StoreWriteError", "check_target", "ingest"]
 
 #: Bump when the layout of the store changes (invalidates cached stores).
-STORE_VERSION = 8
+STORE_VERSION = 9
 
 #: Rows per record batch, and the cap on decoded bytes the parser buffers
 #: across event types: what bounds ingest memory, whatever the trace size.
@@ -172,13 +171,16 @@ def ingest(
     digest: str | None = None,
     progress: Progress | None = None,
     checksum: Path | None = None,
+    single_file: bool = False,
 ) -> IngestResult:
-    """Parse the captures of one incident into a new DuckDB database at `store`.
+    """Parse the captures of one incident into a new store at `store`: a
+    DuckDB catalog and, beside it, the tables with rows as Parquet files
+    (store/parts.py), or with `single_file` every table inside the DuckDB file.
 
-    The database is written under a temporary name and renamed into place
-    only when complete, so an interrupted ingest never leaves a store that
-    looks finished. `checksum`: a file to write the finished store's BLAKE3
-    to (the cache checks it before reusing a store).
+    Everything is written under temporary names and the catalog renamed into
+    place only when complete, so an interrupted ingest never leaves a store
+    that looks finished. `checksum`: a file to write the finished store's
+    BLAKE3 to (the cache checks it before reusing a store).
     """
     started = time.perf_counter()
     inputs = Inputs.classify([Path(p) for p in paths])
@@ -197,19 +199,22 @@ def ingest(
         raise StoreWriteError(f"{e.filename or store.parent}: cannot create the directory: {e.strerror}") from None
     with temporary(store) as tmp:
         con = None
+        writer = None if single_file else parts.Writer(tmp.parts)
         try:
             # Inside the try: Ctrl-C can land just after the file is created.
-            con = duckdb.connect(str(tmp), config={"memory_limit": DUCKDB_MEMORY_LIMIT})
+            con = duckdb.connect(str(tmp.catalog), config={"memory_limit": DUCKDB_MEMORY_LIMIT})
+            if writer:
+                writer.open()
             # One transaction: a commit per statement would sync the WAL each time.
             con.execute("BEGIN TRANSACTION")
-            result = _load(con, sources, inputs, digest, progress)
+            result = _load(con, sources, inputs, digest, progress, writer, tmp.token)
             con.execute("COMMIT")
             con.close()
             con = None
             if checksum is not None:
-                _write_checksum(checksum, parsers.file_digest(tmp))
+                write_checksum(checksum, store_digest(tmp.catalog, tmp.parts if writer else None))
             check_target(store)  # it may have appeared while parsing
-            os.replace(tmp, store)
+            os.replace(tmp.catalog, store)
         except BaseException as e:
             # Ctrl-C or kill (SIGTERM is unwound the same way, cli/signals.py) may
             # land inside DuckDB: closing can fail then, the removal must not.
@@ -218,123 +223,30 @@ def ingest(
                     con.close()
             except Exception:  # noqa: BLE001
                 pass
+            if writer:
+                writer.abort()
             # DuckDB turns a Ctrl-C during a query into "Query interrupted".
             if isinstance(e, (RuntimeError, duckdb.Error)) and "interrupted" in str(e).lower():
                 raise KeyboardInterrupt from None
-            fault = _write_fault(e)
+            fault = write_fault(e)
             if fault:
                 raise StoreWriteError(f"{store}: cannot write the store: {fault}") from None
             raise
+        # The store it replaced, if any, read other files: gone with it.
+        remove_stale_parts(store, current=tmp.token if writer else None)
     result.store = store
     result.seconds = time.perf_counter() - started
     return result
 
 
-def _write_checksum(path: Path, digest: str) -> None:
-    # Not "*.tmp": that is a temporary store to the clean-up of dead ones.
-    tmp = path.with_name(f".{path.name}.{secrets.token_hex(4)}.part")
-    try:
-        tmp.write_text(digest + "\n")
-        os.replace(tmp, path)
-    finally:
-        tmp.unlink(missing_ok=True)
-
-
-class StoreWriteError(TraceIOError):
-    """The store could not be written (full disk, read-only file system, permissions)."""
-
-
-def _write_fault(e: BaseException) -> str | None:
-    """Why writing failed, when the machine is the cause: one line."""
-    if isinstance(e, OSError):
-        return e.strerror or str(e)
-    if isinstance(e, duckdb.Error):
-        text = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
-        # A full disk surfaces as an IO error, or at COMMIT as a failed transaction.
-        if isinstance(e, (duckdb.IOException, duckdb.PermissionException, duckdb.OutOfMemoryException)) or any(
-            why in text for why in ("No space left", "Read-only file system", "Permission denied", "Disk quota")
-        ):
-            return text
-    return None
-
-
-def check_target(store: Path) -> None:
-    """A store replaces only a regular file: `-o /dev/null`, `-o DIR` or
-    `-o /dev/stdout` (a link) must not turn a device, a directory or a link
-    into a database: the store is renamed into place."""
-    try:
-        st = store.lstat()
-    except FileNotFoundError:
-        return
-    except OSError as e:
-        raise StoreWriteError(f"{store}: {e.strerror}") from None
-    if not stat.S_ISREG(st.st_mode):
-        what = {stat.S_IFDIR: "a directory", stat.S_IFLNK: "a symbolic link"}.get(stat.S_IFMT(st.st_mode), "not a regular file")
-        raise StoreWriteError(f"{store}: is {what}; a store is written only to a new or regular file")
-
-
-@contextlib.contextmanager
-def temporary(store: Path):
-    """The temporary name a store is written under (beside it, renamed into
-    place when complete), held by an exclusive lock on a file next to it.
-
-    The lock, not the writer's process id, tells a live temporary store from
-    one whose writer was killed (SIGKILL, power loss): a process id means
-    nothing to an ingest in another PID namespace (a container) or on another
-    host sharing the cache over NFS, where flock is carried by the server.
-    https://man7.org/linux/man-pages/man2/flock.2.html
-    """
-    tmp = store.with_name(f".{store.name}.{os.getpid()}-{secrets.token_hex(4)}.tmp")
-    lock_path = Path(str(tmp) + ".lock")
-    try:
-        lock = os.open(lock_path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
-    except OSError as e:
-        raise StoreWriteError(f"{store}: cannot write the store: {e.strerror}") from None
-    try:
-        try:
-            fcntl.flock(lock, fcntl.LOCK_EX)
-            locked = True
-        except OSError:
-            locked = False  # no locks on this file system (NFS without lockd): nothing is removed
-        if locked:
-            _remove_dead_temps(store)
-        yield tmp
-    finally:
-        for p in (tmp, Path(str(tmp) + ".wal"), lock_path):
-            try:
-                p.unlink(missing_ok=True)
-            except OSError:
-                pass
-        os.close(lock)
-
-
-def _remove_dead_temps(store: Path) -> None:
-    """Temporary stores whose writer is gone (killed: no chance to clean up).
-    A writer holds its lock file from before the temporary store exists until
-    after it is renamed or removed, so a temporary store whose lock can be
-    taken, or that has no lock file, is dead."""
-    for tmp in store.parent.glob(f".{store.name}.*.tmp"):
-        lock_path = Path(str(tmp) + ".lock")
-        try:
-            lock = os.open(lock_path, os.O_RDWR | os.O_CLOEXEC)
-        except FileNotFoundError:
-            lock = None
-        except OSError:
-            continue
-        try:
-            if lock is not None:
-                try:
-                    fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                except BlockingIOError:
-                    continue  # a live ingest
-            for p in (tmp, Path(str(tmp) + ".wal"), lock_path):
-                try:
-                    p.unlink(missing_ok=True)
-                except OSError:
-                    pass
-        finally:
-            if lock is not None:
-                os.close(lock)
+def store_digest(catalog: Path, parts_dir: Path | None) -> str:
+    """BLAKE3 of a store: its catalog and every Parquet file it reads, so a
+    byte changed in any of them shows before a query reads it."""
+    if parts_dir is None:
+        return parsers.file_digest(catalog)
+    lines = [f"catalog:{parsers.file_digest(catalog)}"]
+    lines += [f"{f.name}:{parsers.file_digest(f)}" for f in sorted(parts_dir.iterdir())]
+    return parsers.text_digest("\n".join(lines))
 
 
 def ingest_trace(trace: Path, store: Path, digest: str | None = None, progress: Progress | None = None) -> IngestResult:
@@ -356,19 +268,23 @@ class _Loaded:
     damaged: bool = False
 
 
-def _load(con, sources, inputs: Inputs, digest: str, progress: Progress | None) -> IngestResult:
+def _load(con, sources, inputs: Inputs, digest: str, progress: Progress | None, writer, token: str) -> IngestResult:
     con.execute("CREATE SCHEMA raw;")
     state = _Loaded()
+    tables = sink.ParquetTables(con, writer) if writer else sink.DuckDBTables(con)
     total = max(sum(s.total_bytes for s in sources), 1)
     done_before = 0
     for src in sources:
-        _load_source(con, src, state, lambda d, _t, base=done_before: progress and progress(base + d, total))
+        _load_source(tables, src, state, lambda d, _t, base=done_before: progress and progress(base + d, total))
         done_before += src.total_bytes
+    if "tasks" not in state.side:
+        tables.declare("main", "tasks", pa.schema([("pid", pa.int32()), ("comm", pa.string()), ("tgid", pa.int32())]))
+    tables.finish()
     if progress:
         progress(total, total)
-    if "tasks" not in state.side:
-        con.execute("CREATE TABLE tasks (pid INTEGER, comm VARCHAR, tgid INTEGER);")
     state.info.update(_facts(inputs, digest, state))
+    if writer:
+        state.info["parts_token"] = token
     if "blk_events" in state.side:
         state.info.update(clocks.estimate(con, state.info.get("clock") if inputs.ftrace else None, state.info))
     _write_meta(con, state.info, state.stats, state.specs, state.rows)
@@ -394,13 +310,11 @@ def _load(con, sources, inputs: Inputs, digest: str, progress: Progress | None) 
     )
 
 
-def _load_source(con, src, state: _Loaded, progress: Progress | None) -> None:
+def _load_source(tables, src, state: _Loaded, progress: Progress | None) -> None:
     specs = src.tables()
     new = {s["name"]: _schema(s["empty"]) for s in specs}
-    # One statement for every table: per-statement overhead dominates small tables.
-    ddl = "\n".join(create_table(f"raw.{ident(name)}", sch) for name, sch in new.items())
-    if ddl:
-        con.execute(ddl)
+    for name, sch in new.items():
+        tables.declare("raw", name, sch)
     state.specs.extend(specs)
     state.schemas.update(new)
     state.rows.update({name: 0 for name in new})
@@ -408,37 +322,29 @@ def _load_source(con, src, state: _Loaded, progress: Progress | None) -> None:
     for name, empty in src.side_tables():
         if name not in state.side:
             sch = _schema(empty)
-            con.execute(create_table(_side_target(name), sch))
+            tables.declare(*_side_target(name), sch)
             state.side[name] = sch
-    # One DuckDB thread appends each batch straight into the table's row groups.
-    # With a thread per core, each insert of a batch is split into partial row
-    # groups that the commit compresses and merges again: on 2.4 M blktrace records
-    # 0.8 s more CPU and a store of 70 MB instead of 44 MB; on 17 M ftrace events
-    # 2.4 s more CPU and 92 MB instead of 58 MB (benchmarks/README.md). A failed
-    # ingest drops the connection.
-    con.execute("SET threads = 1")
     batches = src.batches(batch_rows=BATCH_ROWS, max_pending_bytes=MAX_PENDING_BYTES)
     for name, reader in batches:
         if name in state.schemas:
-            con.execute(f"INSERT INTO raw.{ident(name)} SELECT * FROM reader")
+            target = ("raw", name)
         elif name in state.side:
-            con.execute(f"INSERT INTO {_side_target(name)} SELECT * FROM reader")
+            target = _side_target(name)
         else:
             # Side tables, and event tables of text captures (no formats up front).
             sch = _schema(reader)
-            target = _side_target(name) if name in SIDE_TABLES else f"raw.{ident(name)}"
-            con.execute(create_table(target, sch))
-            con.execute(f"INSERT INTO {target} SELECT * FROM reader")
+            target = _side_target(name) if name in SIDE_TABLES else ("raw", name)
+            tables.declare(*target, sch)
             if name in SIDE_TABLES:
                 state.side[name] = sch
             else:
                 state.schemas[name] = sch
                 state.rows[name] = 0
+        rows = tables.append(*target, reader)
         if name in state.rows:
-            state.rows[name] += _last_insert_count(con)
+            state.rows[name] += rows
         if progress:
             progress(batches.progress(), src.total_bytes)
-    con.execute("RESET threads")
     report = batches.report() or {}
     # Every damage line names its file (blktrace lines name the per-CPU file).
     label = "stdin" if str(src.path) == "-" else src.path.name
@@ -460,15 +366,10 @@ def _load_source(con, src, state: _Loaded, progress: Progress | None) -> None:
     state.damaged |= bool(report.get("damaged"))
 
 
-def _side_target(name: str) -> str:
+def _side_target(name: str) -> tuple[str, str]:
     """Where a side table is stored: the lean blktrace tables under raw (the
     main schema has views of them), the others in main."""
-    return f"raw.{ident(name)}" if name in blk_views.RAW_TABLES else ident(name)
-
-
-def _last_insert_count(con) -> int:
-    row = con.fetchone()
-    return int(row[0]) if row else 0
+    return ("raw" if name in blk_views.RAW_TABLES else "main", name)
 
 
 def _facts(inputs: Inputs, digest: str, state: _Loaded) -> dict[str, str]:

@@ -16,6 +16,7 @@ from pathlib import Path
 import duckdb
 
 from advisor.errors import TraceIOError
+from advisor.store import parts
 
 #: Set when the database starts: extensions are neither installed nor loaded
 #: behind a query's back, and nothing is kept outside the store.
@@ -47,6 +48,15 @@ def open_sandboxed(store: Path, writable: list[str] = ()) -> duckdb.DuckDBPyConn
             dirs.extend({str(p.resolve()) + "/", name.rstrip("/") + "/"})
         else:
             files.extend({name, str(p.resolve())})
+    # The store's own table files (store/parts.py): readable by the store's views.
+    # Writable too, as allow-lists go; a query that changes one is caught by the
+    # cache's checksum before the store is used again.
+    try:
+        read = parts.read_by(con)
+    except duckdb.Error:
+        read = None  # not a store this tool wrote: its own errors come with the first query
+    if read:
+        dirs.append(str(read) + "/")
     con.execute("SET allowed_paths = ?", [files])
     con.execute("SET allowed_directories = ?", [dirs])
     con.execute("SET enable_external_access = false")

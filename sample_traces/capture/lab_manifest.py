@@ -170,11 +170,7 @@ def entries():
 
 
 def main():
-    path = ROOT / "manifest.json"
-    mine = entries()
-    names = {e["file"] for e in mine}
-    old = [e for e in json.loads(path.read_text()) if e["file"] not in names]
-    path.write_text(json.dumps(old + mine, indent=1) + "\n")
+    mm.merge_entries(entries())
 
 
 if __name__ == "__main__":

@@ -52,6 +52,14 @@ DROPPED_RE = re.compile(r"^CPU:\s*(\d+) \[(\d+) EVENTS DROPPED\]")
 LOST_TEXT_RE = re.compile(r"CPU:(\d+) \[LOST (\d+) EVENTS\]")
 
 
+
+def merge_entries(mine: list[dict]) -> None:
+    """Add or replace these entries (by file name) in manifest.json, the rest kept in order."""
+    path = ROOT / "manifest.json"
+    names = {e["file"] for e in mine}
+    old = [e for e in json.loads(path.read_text()) if e["file"] not in names]
+    path.write_text(json.dumps(old + mine, indent=1) + "\n")
+
 def run(*args, env=None):
     return subprocess.run(args, capture_output=True, text=True, env=env, check=True).stdout
 

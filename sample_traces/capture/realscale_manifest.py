@@ -13,7 +13,6 @@ fitting and debugging) or "holdout" (a test no model is ever adjusted against).
 """
 from __future__ import annotations
 
-import json
 import re
 import sys
 from pathlib import Path
@@ -262,11 +261,7 @@ def entries():
 
 
 def main():
-    path = ROOT / "manifest.json"
-    mine = entries()
-    names = {e["file"] for e in mine}
-    old = [e for e in json.loads(path.read_text()) if e["file"] not in names]
-    path.write_text(json.dumps(old + mine, indent=1) + "\n")
+    mm.merge_entries(entries())
 
 
 if __name__ == "__main__":

@@ -40,7 +40,9 @@ def test_list_and_size_count_every_store_and_nothing_else(cache):
     doc = _listing(env)
     files = sorted(d.glob("*.duckdb"))
     assert len(doc["stores"]) == 3 == len(files)
-    assert doc["bytes"] == sum(f.stat().st_size for f in files)
+    # A store is its DuckDB catalog and its directory of Parquet tables.
+    parts = [p for f in files for pd in d.glob(f.name + ".*.parts") for p in pd.iterdir()]
+    assert parts and doc["bytes"] == sum(f.stat().st_size for f in files + parts)
     assert [s["kernel"] for s in doc["stores"]] and all(s["events"] > 0 for s in doc["stores"])
     size = json.loads(advisor("cache", "size", "--json", env=env).out)
     assert size == {"directory": str(d), "stores": 3, "bytes": doc["bytes"]}
@@ -66,7 +68,7 @@ def test_clear_older_than_and_clear_all(cache):
     assert json.loads(advisor("cache", "clear", "--older-than", "1", "--json", env=env).out)["removed"] == []
     r = advisor("cache", "clear", env=env)
     assert r.code == 0 and r.out.startswith("removed 3 stores")
-    assert list(d.glob("*.duckdb")) == [] and (d / "notes.txt").read_text() == "mine"
+    assert list(d.glob("*.duckdb")) == [] and list(d.glob("*.parts")) == [] and (d / "notes.txt").read_text() == "mine"
     # A cleared store is rebuilt on next use.
     r = advisor("sql", str(SAMPLES / SMALL[0]), "select count(*) from events", "--format", "csv", env=env)
     assert r.code == 0 and len(list(d.glob("*.duckdb"))) == 1

@@ -23,10 +23,10 @@ def _record(seq: int, t: int, sector: int, category: int, code: int) -> bytes:
     return struct.pack("<IIQQIIIIIHH", MAGIC, seq, t, sector, 4096, (category << 16) | code, 100, 8 << 20, 0, 0, 0)
 
 
-def _capture(path) -> None:
+def _capture(path, sectors=SECTORS) -> None:
     """Q, G, D, C (__BLK_TA_QUEUE 1, GETRQ 4, ISSUE 7, COMPLETE 8) of one write per sector."""
     out, seq = b"", 1
-    for i, sector in enumerate(SECTORS):
+    for i, sector in enumerate(sectors):
         t = 1_000_000 + i * 100_000
         for dt, cat, code in ((0, QUEUE, 1), (1_000, QUEUE, 4), (2_000, ISSUE, 7), (52_000, COMPLETE, 8)):
             out += _record(seq, t + dt, sector, WRITE | cat, code)
@@ -56,3 +56,18 @@ def test_sectors_beyond_signed_64_bits(tmp_path):
     assert seeks["nseeks"] == 3 and seeks["median"] == dists[1]
     assert seeks["mean"] == sum(dists) / 3
     assert next(m for m in s["merges"])["blk_total"] == 24
+
+
+def test_request_ending_past_the_last_sector(tmp_path):
+    """4 KiB at 2^64 - 4 ends 4 sectors past 2^64: followed like any other request (its
+    G record finds its Q), not lost to a u64 end sector that wraps to 4."""
+    capture, store = tmp_path / "top.bin", tmp_path / "s.duckdb"
+    top = 2**64 - 4
+    _capture(capture, [top])
+    assert advisor("ingest", str(capture), "-o", str(store)).code == 0
+    with duckdb.connect(str(store), read_only=True) as con:
+        assert con.execute("SELECT sector, c_sector, q2g, d2c, q2c FROM io_requests").fetchall() == [(top, top, 1_000, 50_000, 52_000)]
+    r = advisor("io", str(store), "--json")
+    assert r.code == 0, r.err
+    phases = {p["phase"]: (p["n"], p["max_ns"]) for p in json.loads(r.out)["phases"]}
+    assert phases["Q2G"] == (1, 1_000) and phases["D2C"] == (1, 50_000)

@@ -145,7 +145,32 @@ def _no_checksum(store: Path) -> None:
     store.with_name(store.name + ".blake3").unlink()
 
 
-@pytest.mark.parametrize("damage", [_truncate, _flip, _no_checksum], ids=["truncated", "bytes-overwritten", "no-checksum"])
+def _largest_part(store: Path) -> Path:
+    (parts,) = store.parent.glob(store.name + ".*.parts")
+    return max(parts.iterdir(), key=lambda p: p.stat().st_size)
+
+
+def _part_overwritten(store: Path) -> None:
+    # A Parquet file's data pages, not its footer: DuckDB would read it without complaint.
+    part = _largest_part(store)
+    with open(part, "r+b") as f:
+        f.seek(part.stat().st_size // 3)
+        f.write(b"\x00" * 64)
+
+
+def _part_removed(store: Path) -> None:
+    _largest_part(store).unlink()
+
+
+def _parts_removed(store: Path) -> None:
+    shutil.rmtree(_largest_part(store).parent)
+
+
+@pytest.mark.parametrize(
+    "damage",
+    [_truncate, _flip, _no_checksum, _part_overwritten, _part_removed, _parts_removed],
+    ids=["truncated", "bytes-overwritten", "no-checksum", "table-file-overwritten", "table-file-removed", "tables-removed"],
+)
 @pytest.mark.parametrize("cmd", [["ingest", str(SAMPLE), "--json"], ["sql", str(SAMPLE), "select count(*) from events", "-f", "csv"]])
 def test_damaged_cached_store_is_rebuilt_with_a_warning(tmp_path, damage, cmd):
     store = _cached_store(tmp_path)
@@ -310,20 +335,28 @@ def test_a_live_temporary_store_of_another_namespace_is_kept(tmp_path):
     for t in (live, dead):
         t.write_bytes(b"half a store")
     Path(str(dead) + ".lock").touch()
+    # Their tables, written beside them under the same token.
+    live_parts = tmp_path / f"{out.name}.4194304-0badf00d.parts"
+    dead_parts = tmp_path / f"{out.name}.{os.getpid()}-deadbeef.parts"
+    for d in (live_parts, dead_parts):
+        d.mkdir()
+        (d / "raw.writeback_start.parquet").write_bytes(b"half a table")
     holder = subprocess.Popen([sys.executable, "-c", HOLDER, str(live) + ".lock"], stdout=subprocess.PIPE, text=True)
     try:
         assert holder.stdout.readline().strip() == "locked"
         r = advisor("ingest", str(SAMPLE), "-o", str(out))
         assert r.code == 0, r.err
-        assert live.exists() and Path(str(live) + ".lock").exists()
-        assert not dead.exists() and not Path(str(dead) + ".lock").exists()
+        assert live.exists() and Path(str(live) + ".lock").exists() and live_parts.exists()
+        assert not dead.exists() and not Path(str(dead) + ".lock").exists() and not dead_parts.exists()
     finally:
         holder.kill()
         holder.wait()
     # Its writer gone, the next ingest removes it.
     r = advisor("ingest", str(SAMPLE), "-o", str(out), "--force")
     assert r.code == 0, r.err
-    assert sorted(p.name for p in tmp_path.iterdir()) == [out.name]
+    left = sorted(p.name for p in tmp_path.iterdir())
+    assert len(left) == 2 and left[0] == out.name and left[1].startswith(out.name) and left[1].endswith(".parts"), left
+    assert left[1] not in (live_parts.name, dead_parts.name)
 
 
 def test_concurrent_ingests_share_a_cache(tmp_path):
@@ -335,5 +368,7 @@ def test_concurrent_ingests_share_a_cache(tmp_path):
     for p in procs:
         assert p.wait(timeout=300) == 0, p.stderr.read()
     (store,) = tmp_path.glob("*.duckdb")
-    assert sorted(p.name for p in tmp_path.iterdir()) == [store.name, store.name + ".blake3"]
+    # One set of tables is left: the store in place reads it; the others' were removed.
+    (parts,) = tmp_path.glob(store.name + ".*.parts")
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted([store.name, parts.name, store.name + ".blake3"])
     assert events_in(store) == 2754

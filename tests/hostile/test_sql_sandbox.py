@@ -144,3 +144,22 @@ def test_store_given_directly_is_sandboxed_too(store_of, tmp_path, secret):
     shutil.copy(store_of("tracefs-ext4.dat"), store)
     line = one_line_error(advisor("sql", str(store), f"select * from read_text('{secret}')"))
     assert "disabled by configuration" in line
+
+
+def test_a_query_that_rewrites_a_cached_table_file_is_caught_next_time(tmp_path):
+    """The store's own Parquet directory is readable by its views, and DuckDB's allow-list
+    makes it writable too: a `COPY ... TO` over one of its files changes the cached
+    store. The cache's checksum covers those files, so the next command rebuilds it."""
+    env = {"WRITEBACK_ADVISOR_CACHE": str(tmp_path)}
+    r = advisor("sql", SAMPLE, "select count(*) as n from writeback_dirty_folio", "-f", "csv", env=env)
+    assert r.code == 0, r.err
+    want = r.out
+    (store,) = tmp_path.glob("*.duckdb")
+    (parts,) = tmp_path.glob(store.name + ".*.parts")
+    (target,) = [p for p in parts.iterdir() if "writeback_dirty_folio" in p.name]
+    r = advisor("sql", SAMPLE, f"copy (select * from raw.writeback_dirty_folio limit 1) to '{target}' (format parquet)", env=env)
+    assert r.code == 0, r.err
+    r = advisor("sql", SAMPLE, "select count(*) as n from writeback_dirty_folio", "-f", "csv", env=env)
+    assert r.code == 0, r.err
+    assert "cached store is damaged" in r.err and "building it again" in r.err
+    assert r.out == want

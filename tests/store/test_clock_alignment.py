@@ -80,3 +80,37 @@ def test_default_clock_capture_aligned(tmp_path):
                       " ON e.sector = i.sector AND (e.action & 65279) = 7 AND e.bytes = i.nr_sector * 512"
                       " WHERE i.nr_sector > 0").fetchone()[0]
     assert abs(raw - applied) < 10_000
+
+
+def test_device_span_on_the_aligned_clock(tmp_path):
+    """blk_devices' first/last record times move with the other blktrace times: on
+    blk-clock-global (offset -35.55 ms) they equal the aligned blk_events' min/max, and
+    the stored raw values are blktrace's own clock, the offset away."""
+    con, info = _store(tmp_path, "blk-clock-global", "blk-clock-global.dat")
+    applied = int(info["blktrace_clock_offset_applied_ns"])
+    assert -36_000_000 < applied < -35_000_000
+    devices = con.execute("SELECT dev, first_ts, last_ts FROM blk_devices").fetchall()
+    spans = con.execute("SELECT dev, min(ts), max(ts) FROM blk_events GROUP BY dev ORDER BY dev").fetchall()
+    assert devices == spans and len(devices) == 1
+    raw = con.execute("SELECT first_ts, last_ts FROM raw.blk_devices").fetchone()
+    assert (raw[0] + applied, raw[1] + applied) == devices[0][1:]
+    assert raw[0] == int(info["blktrace_first_ts"])
+
+
+def test_capture_run_needs_no_correction(tmp_path):
+    """blk-capture-run: `advisor capture --for all --device /dev/vda --run` recorded both
+    layers (trace-cmd -C mono and blktrace, started together) on a 6.1 VM. Ingested into
+    one store, the requests both saw are a few microseconds apart (tracer latency): no
+    correction is applied, and the golden join lines up as recorded."""
+    con, info = _store(tmp_path, "blk-capture-run", "blk-capture-run.dat")
+    assert info["clock"] == "mono"
+    assert info["blktrace_clock_alignment"].startswith("same clock (mono): ")
+    assert info["blktrace_clock_offset_applied_ns"] == "0"
+    n = int(info["blktrace_clock_matched_requests"])
+    assert n >= 30
+    offset, p10, p90 = (int(info[f"blktrace_clock_offset{k}_ns"]) for k in ("", "_p10", "_p90"))
+    assert abs(offset) < 5_000 and -5_000 < p10 <= offset <= p90 < 5_000
+    paired, median, _ = con.execute(PAIRED).fetchone()
+    assert paired >= n and abs(median) < 5_000
+    # Nothing shifted: the views show blktrace's own times.
+    assert con.execute("SELECT min(ts) FROM blk_events").fetchone()[0] == int(info["blktrace_first_ts"])

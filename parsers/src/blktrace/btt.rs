@@ -21,6 +21,16 @@ pub fn is_remapper(device: u32) -> bool {
     matches!(device >> 20, 9 | 253 | 254)
 }
 
+/// One past a record's last sector. In u128, because a record near the top
+/// of the u64 sector space can end past it (sector 2^64 - 4, 4096 bytes:
+/// end 2^64 + 4); in u64 that wraps to 4 (btt's BIT_END, where the bio then
+/// covers nothing and is never completed) or, in a debug build, panics.
+/// `advisor io` computes the same ends exactly (HUGEINT).
+#[inline]
+pub fn end_sector(sector: u64, bytes: u32) -> u128 {
+    sector as u128 + (bytes >> 9) as u128
+}
+
 #[inline]
 fn tdelta(from: u64, to: u64) -> u64 {
     if from < to {
@@ -229,7 +239,7 @@ impl Tracker {
                 }
             }
             ta::ISSUE => {
-                let end = r.h.sector + (r.h.bytes >> 9) as u64;
+                let end = end_sector(r.h.sector, r.h.bytes);
                 let queued = &self.devices[&device].queued;
                 let hits: Vec<usize> = queued.covered(r.h.sector, end).into_iter().map(|n| queued.item(n)).collect();
                 for i in hits {
@@ -247,7 +257,7 @@ impl Tracker {
                 }
             }
             ta::COMPLETE => {
-                let end = r.h.sector + (r.h.bytes >> 9) as u64;
+                let end = end_sector(r.h.sector, r.h.bytes);
                 let hits = self.devices[&device].queued.covered(r.h.sector, end);
                 for node in hits {
                     let i = self.devices[&device].queued.item(node);
@@ -293,7 +303,7 @@ impl Tracker {
         if let Some(v) = q2q_global {
             self.sample(idx, id, Phase::Q2QAll, v);
         }
-        let end = r.h.sector + (r.h.bytes >> 9) as u64;
+        let end = end_sector(r.h.sector, r.h.bytes);
         let dev = self.devices.get_mut(&device).expect("device seen");
         if let Some(old) = dev.queued.insert(r.h.sector, end, idx) {
             // rb_replace_node: the earlier bio is forgotten, never completed.
@@ -418,5 +428,29 @@ mod tests {
         t.add(1, &rec(ta::QUEUE, w, 10, 0, 512));
         t.add(2, &rec(ta::COMPLETE, tc::READ, 10, 0, 512));
         assert_eq!(t.drain(true)[0].phase(Phase::Q2C), Some(1));
+    }
+
+    #[test]
+    fn a_bio_ending_past_the_last_sector_is_followed() {
+        // 4 KiB (8 sectors) at 2^64 - 4 ends at 2^64 + 4: past u64. The
+        // 4 KiB just below it ends at exactly 2^64.
+        let (top, below) = (u64::MAX - 3, u64::MAX - 7);
+        assert_eq!(end_sector(top, 4096), (1u128 << 64) + 4);
+        assert_eq!(end_sector(below, 4096), 1u128 << 64);
+        let w = tc::WRITE | tc::QUEUE;
+        let mut t = Tracker::default();
+        t.add(1, &rec(ta::QUEUE, w, 10, top, 4096));
+        t.add(2, &rec(ta::GETRQ, w, 11, u64::MAX, 4096)); // the last sector lies inside it
+        t.add(3, &rec(ta::QUEUE, w, 12, below, 4096));
+        t.add(4, &rec(ta::ISSUE, tc::WRITE | tc::ISSUE, 20, top, 4096));
+        t.add(5, &rec(ta::ISSUE, tc::WRITE | tc::ISSUE, 21, below, 4096));
+        t.add(6, &rec(ta::COMPLETE, tc::WRITE | tc::COMPLETE, 50, top, 4096));
+        t.add(7, &rec(ta::COMPLETE, tc::WRITE | tc::COMPLETE, 60, below, 4096));
+        let r = t.drain(true);
+        assert_eq!(r.len(), 2);
+        let p = |r: &Request| [Phase::Q2G, Phase::D2C, Phase::Q2C].map(|x| r.phase(x));
+        assert_eq!(p(&r[0]), [Some(1), Some(30), Some(40)]);
+        assert_eq!(p(&r[1]), [None, Some(39), Some(48)]);
+        assert_eq!((r[0].c_sector, r[1].c_sector), (Some(top), Some(below)));
     }
 }

@@ -19,7 +19,8 @@ struct Node {
     parent: u32,
     red: bool,
     start: u64,
-    end: u64,
+    /// One past the last sector, as u128: a bio can end past 2^64 - 1.
+    end: u128,
     item: usize,
 }
 
@@ -59,7 +60,7 @@ impl SectorTree {
     /// Insert `item` for [start, end). A node with the same start sector is
     /// taken over in place (btt's rb_replace_node: same position and colour)
     /// and the item it held is returned; that bio is never found again.
-    pub fn insert(&mut self, start: u64, end: u64, item: usize) -> Option<usize> {
+    pub fn insert(&mut self, start: u64, end: u128, item: usize) -> Option<usize> {
         let (mut parent, mut at, mut left) = (NIL, self.root, false);
         while at != NIL {
             parent = at;
@@ -106,7 +107,7 @@ impl SectorTree {
             let n = self.n(at);
             if sec < n.start {
                 at = n.left;
-            } else if sec >= n.end {
+            } else if sec as u128 >= n.end {
                 at = n.right;
             } else {
                 return Some(n.item);
@@ -118,13 +119,13 @@ impl SectorTree {
     /// rb_foreach: nodes lying wholly inside [start, end), in btt's visiting
     /// order. Subtrees are pruned on the current node's range, so with
     /// overlapping bios some bios inside the range are (as in btt) missed.
-    pub fn covered(&self, start: u64, end: u64) -> Vec<NodeId> {
+    pub fn covered(&self, start: u64, end: u128) -> Vec<NodeId> {
         let mut out = Vec::new();
         self.covered_from(self.root, start, end, &mut out);
         out
     }
 
-    fn covered_from(&self, at: u32, start: u64, end: u64, out: &mut Vec<NodeId>) {
+    fn covered_from(&self, at: u32, start: u64, end: u128, out: &mut Vec<NodeId>) {
         if at == NIL {
             return;
         }
@@ -379,9 +380,9 @@ mod tests {
             let start = (x >> 33) % 512;
             if round % 3 == 2 && !live.is_empty() {
                 let s = live.swap_remove((x as usize >> 7) % live.len());
-                let id = t.covered(s, s + 8).into_iter().find(|&id| t.n(id.0).start == s).expect("present");
+                let id = t.covered(s, s as u128 + 8).into_iter().find(|&id| t.n(id.0).start == s).expect("present");
                 t.erase(id);
-            } else if t.insert(start, start + 8, round).is_none() {
+            } else if t.insert(start, start as u128 + 8, round).is_none() {
                 live.push(start);
             }
             if t.root != NIL {

@@ -1,0 +1,183 @@
+"""Writing a store so that it is either complete or absent: a temporary name
+beside it, renamed into place when finished; locks that tell a live writer from
+a dead one; and the faults of the machine (full disk, read-only file system)
+turned into one line."""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import os
+import secrets
+import stat
+from dataclasses import dataclass
+from pathlib import Path
+
+import duckdb
+
+from advisor.errors import TraceIOError
+from advisor.store import parts
+
+
+class StoreWriteError(TraceIOError):
+    """The store could not be written (full disk, read-only file system, permissions)."""
+
+
+def write_fault(e: BaseException) -> str | None:
+    """Why writing failed, when the machine is the cause: one line."""
+    if isinstance(e, OSError):
+        return e.strerror or str(e)
+    if isinstance(e, duckdb.Error):
+        text = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+        # A full disk surfaces as an IO error, or at COMMIT as a failed transaction.
+        if isinstance(e, (duckdb.IOException, duckdb.PermissionException, duckdb.OutOfMemoryException)) or any(
+            why in text for why in ("No space left", "Read-only file system", "Permission denied", "Disk quota")
+        ):
+            return text
+    return None
+
+
+def write_checksum(path: Path, digest: str) -> None:
+    # Not "*.tmp": that is a temporary store to the clean-up of dead ones.
+    tmp = path.with_name(f".{path.name}.{secrets.token_hex(4)}.part")
+    try:
+        tmp.write_text(digest + "\n")
+        os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)
+
+
+def check_target(store: Path) -> None:
+    """A store replaces only a regular file: `-o /dev/null`, `-o DIR` or
+    `-o /dev/stdout` (a link) must not turn a device, a directory or a link
+    into a database: the store is renamed into place."""
+    try:
+        st = store.lstat()
+    except FileNotFoundError:
+        return
+    except OSError as e:
+        raise StoreWriteError(f"{store}: {e.strerror}") from None
+    if not stat.S_ISREG(st.st_mode):
+        what = {stat.S_IFDIR: "a directory", stat.S_IFLNK: "a symbolic link"}.get(stat.S_IFMT(st.st_mode), "not a regular file")
+        raise StoreWriteError(f"{store}: is {what}; a store is written only to a new or regular file")
+
+
+@dataclass
+class Temporary:
+    """Where one ingest writes: the catalog under a temporary name and its
+    parts directory, both named by the same token."""
+
+    catalog: Path
+    parts: Path
+    token: str
+
+
+def _lock_of(store: Path, token: str) -> Path:
+    return store.with_name(f".{store.name}.{token}.tmp.lock")
+
+
+@contextlib.contextmanager
+def temporary(store: Path):
+    """The temporary names a store is written under (beside it), held by an
+    exclusive lock on a file next to them.
+
+    The lock, not the writer's process id, tells a live temporary store from
+    one whose writer was killed (SIGKILL, power loss): a process id means
+    nothing to an ingest in another PID namespace (a container) or on another
+    host sharing the cache over NFS, where flock is carried by the server.
+    https://man7.org/linux/man-pages/man2/flock.2.html
+    """
+    token = f"{os.getpid()}-{secrets.token_hex(4)}"
+    tmp = store.with_name(f".{store.name}.{token}.tmp")
+    lock_path = _lock_of(store, token)
+    try:
+        lock = os.open(lock_path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+    except OSError as e:
+        raise StoreWriteError(f"{store}: cannot write the store: {e.strerror}") from None
+    try:
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            locked = True
+        except OSError:
+            locked = False  # no locks on this file system (NFS without lockd): nothing is removed
+        if locked:
+            _remove_dead_temps(store)
+        yield Temporary(tmp, parts.directory(store, token), token)
+    finally:
+        for p in (tmp, Path(str(tmp) + ".wal")):
+            try:
+                p.unlink(missing_ok=True)
+            except OSError:
+                pass
+        # Released last: until then the parts directory is this writer's.
+        try:
+            lock_path.unlink(missing_ok=True)
+        except OSError:
+            pass
+        os.close(lock)
+
+
+def _held(store: Path, token: str) -> bool | None:
+    """Whether the writer of `token` is alive: True, False, or None when its
+    lock file cannot be opened (another user's: leave it alone)."""
+    try:
+        lock = os.open(_lock_of(store, token), os.O_RDWR | os.O_CLOEXEC)
+    except FileNotFoundError:
+        return False
+    except OSError:
+        return None
+    try:
+        fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        return False
+    except BlockingIOError:
+        return True
+    finally:
+        os.close(lock)
+
+
+def _remove_dead_temps(store: Path) -> None:
+    """Temporary stores whose writer is gone (killed: no chance to clean up).
+    A writer holds its lock file from before the temporary store exists until
+    after it is renamed or removed, so a temporary store whose lock can be
+    taken, or that has no lock file, is dead."""
+    prefix = f".{store.name}."
+    for tmp in store.parent.glob(f"{parts.glob_escape(prefix)}*.tmp"):
+        token = tmp.name[len(prefix) : -len(".tmp")]
+        if _held(store, token) is not False:
+            continue
+        for p in (tmp, Path(str(tmp) + ".wal"), _lock_of(store, token)):
+            try:
+                p.unlink(missing_ok=True)
+            except OSError:
+                pass
+    remove_stale_parts(store)
+
+
+def remove_stale_parts(store: Path, current: str | None = None) -> None:
+    """Parts directories no catalog names and no live writer holds: left by an
+    ingest that was killed, or by the store this one replaced. `current`: the
+    token of the catalog in place (read from it when not given)."""
+    found = parts.directories(store)
+    if not found:
+        return
+    if current is None:
+        current = current_token(store)
+    if current == "":
+        return  # the catalog in place cannot be read: keep every directory rather than guess
+    for d in found:
+        token = parts.token_of(store, d)
+        if token == current or _held(store, token) is not False:
+            continue
+        parts.remove(d)
+
+
+def current_token(store: Path) -> str | None:
+    """The token of the parts directory the store in place reads."""
+    if not store.is_file():
+        return None
+    try:
+        with duckdb.connect(str(store), read_only=True) as con:
+            row = con.execute("SELECT value FROM trace_info WHERE key = 'parts_token'").fetchone()
+    except duckdb.Error:
+        return ""  # unreadable: keep every directory rather than guess
+    return row[0] if row else None
