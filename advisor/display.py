@@ -33,8 +33,9 @@ def display_id(v) -> str:
 # trace prints them (pid 3556, not 3,556).
 ID_COLUMNS = frozenset({"pid", "tgid", "ppid", "ino", "inode", "cpu", "ts", "start_ts", "end_ts", "sector", "dev", "seq"})
 
-# Raw numbers people read in hex: ioctl commands are built by _IOW(0x94, 23, ...) = 0x50009417.
-HEX_COLUMNS = frozenset({"cmd"})
+# Raw numbers people read in hex: ioctl commands are built by _IOW(0x94, 23, ...) = 0x50009417;
+# flag words are bits (btrfs_flush_space flags=4 is METADATA, 0x4; i_state I_SYNC is 0x80).
+HEX_COLUMNS = frozenset({"cmd", "flags", "i_state", "gfp_flags"})
 
 
 def named_columns(columns: list[str], rows: list[list]) -> tuple[list[str], list[list[str]]]:

@@ -20,6 +20,8 @@ from rich.table import Table
 from rich.text import Text
 from typing_extensions import Annotated
 
+from advisor.cli.fit import Fitted, fit
+
 #: Progress bars, warnings, errors: what people watch while a command runs.
 err = Console(stderr=True, highlight=False)
 
@@ -42,6 +44,10 @@ class _Results(Console):
         if self.is_terminal:
             return text
         return "\n".join(line.rstrip() for line in text.split("\n"))
+
+    def print(self, *objects, crop: bool = False, **kwargs) -> None:
+        # A table wider than the width (advisor.cli.fit) is printed whole, not cropped.
+        super().print(*objects, crop=crop, **kwargs)
 
     def on_broken_pipe(self) -> None:
         # Rich exits 1 here; the reader going away is not an error (`advisor io X | head -1`):
@@ -79,22 +85,48 @@ class _Titled(Table):
     width, never widening the table."""
 
     heading: str | None = None
+    units: dict[str, str] | None = None  # header → unit, for the legend of abbreviated headers
+    short: dict[str, str] | None = None  # header → its abbreviation, when one reads better than initials
+    fits: bool = True
+    _fitted: Fitted | None = None
+
+    def fitted_width(self, width: int) -> int:
+        """Fit the table to `width` (once: its headers are then abbreviated) and return the
+        width it needs, more than `width` when its least is wider."""
+        if not self.fits:
+            return 0
+        if self._fitted is None:
+            self._fitted = fit(self, width, self.units, self.short)
+        return self._fitted.width
 
     def __rich_console__(self, console, options):
         if self.heading:
             yield Text(self.heading, style="bold" if console.is_terminal else "", no_wrap=True, overflow="ignore")
+        self.fitted_width(options.max_width)
+        fitted = self._fitted
+        if fitted is not None and fitted.width > options.max_width:
+            options = options.update_width(fitted.width)  # whole, wider than asked, never cut
         yield from super().__rich_console__(console, options)
+        if fitted is not None and fitted.legend is not None:
+            yield fitted.legend
 
 
-def table(*columns: str, title: str | None = None, right: tuple[str, ...] = (), names: tuple[str, ...] = ()) -> Table:
+def table(*columns: str, title: str | None = None, right: tuple[str, ...] = (), names: tuple[str, ...] = (),
+          units: dict[str, str] | None = None, short: dict[str, str] | None = None, fits: bool = True) -> Table:
     """A results table. On a terminal: Rich's header rule; piped: no box, two spaces between
     columns, the header as the first line (grep/awk/column read it). `right`: numeric
-    columns; `names`: columns that must never wrap or be cut (metric names, ioctl names)."""
+    columns; `names`: columns that must never wrap or be cut (metric names, ioctl names).
+    Too wide for the width, it abbreviates headers with a legend under it (`units`: header →
+    unit, named in the legend; `short`: header → abbreviation) and wraps cells only between words (advisor.cli.fit);
+    `fits=False`: Rich's own shrinking (query results, shown as DuckDB returns them)."""
     if terminal():
         t = _Titled(box=box.SIMPLE_HEAD, show_edge=False, header_style="bold", pad_edge=False, padding=(0, 1, 0, 0))
     else:
         t = _Titled(box=None, show_edge=False, header_style="", pad_edge=False, padding=(0, 2, 0, 0))
     t.heading = title
+    t.units = units
+    t.short = short
+    t.fits = fits
     for c in columns:
         t.add_column(c, justify="right" if c in right else "left", no_wrap=c in names, overflow="fold")
     return t
@@ -107,8 +139,31 @@ def section(title: RenderableType, body: RenderableType, style: str = "dim") -> 
         return Group(title if isinstance(title, Text) else Text(str(title)), body, Text(""))
     heading = title if isinstance(title, Text) else Text(str(title))
     if heading.cell_len + 8 > out.width:
-        return Panel(Group(heading, body), border_style=style)
-    return Panel(body, title=heading, title_align="left", border_style=style)
+        return _Section(Panel(Group(heading, body), border_style=style), heading, body)
+    return _Section(Panel(body, title=heading, title_align="left", border_style=style), heading, body)
+
+
+class _Section:
+    """A panel, unless a table in it is wider than the panel's inside even at its least
+    (advisor.cli.fit): then the title and the body without a border, so nothing is cut."""
+
+    PANEL_EDGES = 4  # "│ " and " │"
+
+    def __init__(self, panel: Panel, heading: Text, body: RenderableType):
+        self.panel, self.heading, self.body = panel, heading, body
+
+    def __rich_console__(self, console, options):
+        inside = options.max_width - self.PANEL_EDGES
+        if any(t.fitted_width(inside) > inside for t in _tables(self.body)):
+            yield Group(self.heading, self.body, Text(""))
+        else:
+            yield self.panel
+
+
+def _tables(r) -> list:
+    if isinstance(r, _Titled):
+        return [r]
+    return [t for child in getattr(r, "renderables", ()) for t in _tables(child)]
 
 
 def print_json(doc) -> None:

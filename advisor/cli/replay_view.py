@@ -32,7 +32,8 @@ def render(doc: dict) -> None:
         policies = [f"{r['policy']}{' (this kernel)' if r['own_kernel'] else ''}\n{r['kernels']}" if terminal()
                     else f"{r['policy']}{'*' if r['own_kernel'] else ''}" for r in rows]
         cols = ["metric", *([] if synthetic else ["observed"]), *policies, *([] if own_row is None else ["this kernel vs observed" if not terminal() else "this kernel\nvs observed"])]
-        t = table(*cols, title=problem, right=tuple(cols[1:]), names=("metric",))
+        t = table(*cols, title=problem, right=tuple(cols[1:]), names=("metric",),
+                  short={"this kernel vs observed": "error"}, units={"this kernel vs observed": "%"})
         for name in names:
             first = [] if synthetic else [display_value(observed.get(name))]
             last = [] if own_row is None else [_error(own_row["own_kernel_error"].get(name))]

@@ -103,7 +103,7 @@ def _json(cur, names, output) -> int:
 def _table(cur, names, max_rows, output) -> int:
     rows = cur.fetchmany(max_rows + 1)
     shown = rows[:max_rows]
-    t = table(*names)
+    t = table(*names, fits=False)
     for r in shown:
         t.add_row(*("NULL" if v is None else str(v) for v in r))
     if output:

@@ -9,6 +9,7 @@ tests/docs/test_data_contract.py regenerates it and compares.
 from __future__ import annotations
 
 from advisor.views import CATALOG
+from advisor.views.macros import HELPERS
 from advisor.views.model import View
 
 HEADER = """# Data contract: the domain views
@@ -46,9 +47,17 @@ def view_markdown(v: View) -> str:
     return "\n".join(lines) + "\n"
 
 
+def helpers_markdown() -> str:
+    lines = ["## SQL helpers", "", "Macros every view, rule and `advisor sql` query may call (advisor/views/macros.py).", "",
+             "| helper | gives |", "|---|---|"]
+    lines += [f"| `{sig}` | {_cell(text)} |" for sig, text in HELPERS]
+    return "\n".join(lines) + "\n"
+
+
 def markdown() -> str:
     index = "\n".join(f"- [`{name}`](#{name}): {_cell(v.text)}" for name, v in CATALOG.items())
-    return HEADER + "\n" + index + "\n\n" + "\n".join(view_markdown(v) for v in CATALOG.values())
+    index += "\n- [SQL helpers](#sql-helpers): decoding what the kernel recorded (flag and enum names, page size)"
+    return HEADER + "\n" + index + "\n\n" + "\n".join(view_markdown(v) for v in CATALOG.values()) + "\n" + helpers_markdown()
 
 
 if __name__ == "__main__":

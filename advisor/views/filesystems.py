@@ -16,7 +16,7 @@ from advisor.views.model import Column, Source, View
 from advisor.views.present import Present
 
 _FLUSH_SPACE = """
-SELECT ts, pid, comm, CAST(num(flags) AS UBIGINT) AS flags, num_bytes, num(state) AS state,
+SELECT ts, pid, comm, CAST(num(flags) AS UBIGINT) AS flags, flag_names('btrfs_flush_space', 'flags', flags) AS flags_name, num_bytes, num(state) AS state,
        sym('btrfs_flush_space', 'state', state) AS state_name, ret, lag(ts) OVER (PARTITION BY pid ORDER BY ts) AS prev_ts
 FROM {t}"""
 
@@ -24,7 +24,8 @@ FLUSH_SPACE = View(
     "flush_space",
     "btrfs space-reclaim flush steps (btrfs_flush_space, traced when a step ends)",
     (Column("ts", "BIGINT", "the step's end, ns"), Column("pid", "INTEGER", "the flushing task"), Column("comm", "VARCHAR", "its name"),
-     Column("flags", "UBIGINT", "space kind (data / metadata / system)"),
+     Column("flags", "UBIGINT", "space kind (data / metadata / system), block group flag bits"),
+     Column("flags_name", "VARCHAR", "their names as trace-cmd prints them (METADATA, DATA|METADATA), from the capture's own print format"),
      Column("num_bytes", "UBIGINT", "bytes the step was asked to free; 18446744073709551615 ((u64)-1): as much as there is"),
      Column("state", "BIGINT", "flush state as recorded"),
      Column("state_name", "VARCHAR", "its name (FLUSH_DELALLOC, ALLOC_CHUNK, ...), from the capture's own print format"),

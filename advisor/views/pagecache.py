@@ -48,7 +48,16 @@ def _inode_written(tables, present: Present) -> str:
     t = tables[0]
     return (f"SELECT ts, pid, comm, {t.opt('name', 'bdi')}, ino, {t.opt('wrote', type_='BIGINT')}, "
             f"{t.first('nr_to_write', 'BIGINT', 'nr_to_write', 'to_write')}, "
-            f"{t.first('writeback_index', 'UBIGINT', 'writeback_index', 'index')}, 'written' AS kind FROM {t}")
+            f"{t.first('writeback_index', 'UBIGINT', 'writeback_index', 'index')}, {_i_state(t)}, 'written' AS kind FROM {t}")
+
+
+def _i_state(t) -> str:
+    """The inode's i_state after the pass, and its flag names as trace-cmd prints them
+    (state=I_SYNC|0x20000: bits the format does not name in hex). A text capture prints
+    only the names: i_state is NULL there and i_state_name the printed text."""
+    if not t.has("state"):
+        return "NULL::UBIGINT AS i_state, NULL::VARCHAR AS i_state_name"
+    return "TRY_CAST(state AS UBIGINT) AS i_state, flag_names('writeback_single_inode', 'state', state) AS i_state_name"
 
 
 def _inode_completed(tables, present: Present) -> str:
@@ -62,10 +71,12 @@ INODE_WRITEBACK = View(
     (_TS, *_TASK, Column("bdi", "VARCHAR", "backing device"), Column("ino", "UBIGINT", "inode"),
      Column("wrote", "BIGINT", "pages written in this pass"), Column("nr_to_write", "BIGINT", "pages left to write in the work"),
      Column("writeback_index", "UBIGINT", "where the next cyclic pass starts (page index)"),
+     Column("i_state", "UBIGINT", "the inode's state bits after the pass (I_DIRTY_PAGES 0x4, I_SYNC 0x80, ...)"),
+     Column("i_state_name", "VARCHAR", "their names as trace-cmd prints them, from the capture's own print format"),
      Column("kind", "VARCHAR", "'written' or 'completed'")),
     (Source("writeback_single_inode", (("writeback:writeback_single_inode",),), _inode_written, fields=(("ino",),),
             optional=(("bdi", "name"), ("wrote", "wrote"), ("nr_to_write", "nr_to_write|to_write"),
-                      ("writeback_index", "writeback_index|index"))),
+                      ("writeback_index", "writeback_index|index"), ("i_state", "state"), ("i_state_name", "state"))),
      Source("sb_clear_inode_writeback", (("writeback:sb_clear_inode_writeback",),), _inode_completed, fields=(("ino",),),
             provides=("ts", "pid", "comm", "ino", "kind"),
             lacks="completions only: who wrote the inode and how many pages are not shown")),
