@@ -30,6 +30,7 @@ from advisor import parsers
 from advisor.errors import TraceFormatError, TraceIOError, UsageError
 from advisor.store import blk_views, clocks, macros, views
 from advisor.store.ddl import create_table, ident
+from advisor.store.interrupts import interruptible
 
 #: Bump when the layout of the store changes (invalidates cached stores).
 STORE_VERSION = 8
@@ -200,10 +201,11 @@ def ingest(
         try:
             # Inside the try: Ctrl-C can land just after the file is created.
             con = duckdb.connect(str(tmp), config={"memory_limit": DUCKDB_MEMORY_LIMIT})
-            # One transaction: a commit per statement would sync the WAL each time.
-            con.execute("BEGIN TRANSACTION")
-            result = _load(con, sources, inputs, digest, progress)
-            con.execute("COMMIT")
+            with interruptible(con):
+                # One transaction: a commit per statement would sync the WAL each time.
+                con.execute("BEGIN TRANSACTION")
+                result = _load(con, sources, inputs, digest, progress)
+                con.execute("COMMIT")
             con.close()
             con = None
             if checksum is not None:
