@@ -265,13 +265,15 @@ impl TraceDat {
         for (sys, first, why, at) in &self.meta.bad_formats {
             report.damage.push(format!("offset {at:#x}: event format {sys} {first:?} cannot be read, its events are kept raw: {why}"));
         }
-        for u in &self.meta.unread {
-            report.damage.push(format!("offset {:#x}: {}", u.offset, u.reason));
-        }
         for s in &streams {
             for d in &s.damage {
                 report.damage.push(format!("offset {:#x}: {}", d.offset, d.reason));
             }
+        }
+        // After the damage: a CPU whose table entry is wrong also leaves its
+        // real pages unclaimed, and the wrong entry is the cause to name first.
+        for u in &self.meta.unread {
+            report.damage.push(format!("offset {:#x}: {}", u.offset, u.reason));
         }
         report.damaged = report.stats.iter().any(|s| s.severity == Severity::Error && s.count > 0);
         report
