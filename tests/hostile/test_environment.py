@@ -302,9 +302,10 @@ def _read_until(fd: int, marker: bytes, seconds: float) -> bytes:
 def test_ctrl_c_in_the_shell_ends_the_query_not_the_shell(store_of):
     """In the interactive shell Ctrl-C stops the running query (within a
     second, not when DuckDB's task ends) and the prompt comes back."""
+    argv = [*command(), "sql", str(store_of("sync-xfs-v6.dat"))]
     pid, fd = pty.fork()
     if pid == 0:  # the child: the shell on a terminal
-        os.execv(sys.executable, [sys.executable, "-m", "advisor", "sql", str(store_of("sync-xfs-v6.dat"))])
+        os.execvp(argv[0], argv)
     try:
         assert b"advisor> " in _read_until(fd, b"advisor> ", 30)
         os.write(fd, b"select count(*) from events a, events b, events c;\n")
