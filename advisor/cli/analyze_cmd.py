@@ -40,6 +40,7 @@ def analyze(
     from advisor.kernel import parse_release  # noqa: PLC0415
     from advisor.rules import SEVERITY, load_rules  # noqa: PLC0415
     from advisor.store import open_store  # noqa: PLC0415
+    from advisor.store.interrupts import interruptible  # noqa: PLC0415
 
     release = parse_release(kernel) if kernel is not None else None
     rules = load_rules(rules_dir, list(rule) if rule else None)
@@ -47,7 +48,7 @@ def analyze(
         rules = [replace(r, evidence=type(r.evidence)(replace(e, limit=limit) for e in r.evidence)) for r in rules]
     store = resolve_stores(traces)
     label = str(traces[0]) if len(traces) == 1 else f"{len(traces)} inputs"
-    with open_store(store) as con:
+    with open_store(store) as con, interruptible(con):
         doc = diagnose(con, rules, release, label)
         drawn = _plots(con, err if json_out else out) if plots else None
     if json_out:

@@ -15,6 +15,7 @@ from advisor.store import ingest as ingest_store
 from advisor.store import store_for
 from advisor.store import parquet
 from advisor.store.cache import check_output, is_store, open_store
+from advisor.store.interrupts import interruptible
 
 FORMATS = ("duckdb", "parquet")
 
@@ -81,5 +82,5 @@ def ingest(
 
 def _to_parquet(r, out_dir: Path) -> dict:
     """The ingested store's tables into the dataset directory (see advisor/store/parquet.py)."""
-    with bytes_progress(f"parquet {out_dir}") as progress, open_store(r.store) as con:
+    with bytes_progress(f"parquet {out_dir}") as progress, open_store(r.store) as con, interruptible(con):
         return parquet.export(con, out_dir, r.digest[:16], progress)

@@ -11,6 +11,7 @@ from advisor.cli.sql_cmd import resolve_stores
 from advisor.io import io_summary
 from advisor.io.summary import PHASES
 from advisor.store import open_store
+from advisor.store.interrupts import interruptible
 
 
 def _ms(ns) -> str:
@@ -31,7 +32,7 @@ def io(
     Example: advisor io sample_traces/blk-ext4-fsync
     """
     store = resolve_stores(traces)
-    with open_store(store) as con:
+    with open_store(store) as con, interruptible(con):
         s = io_summary(con, device, btt_compat)
     if json_out:
         print_json(s)

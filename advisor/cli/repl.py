@@ -111,6 +111,12 @@ class Shell:
         except AdvisorError as e:
             err.print(f"[red]error:[/] {e}")
             return
+        except KeyboardInterrupt as e:
+            if isinstance(e, signals.Terminated):
+                raise  # `kill` ends the shell; Ctrl-C ends only the query, as in psql
+            signals.handled()
+            err.print("interrupted")
+            return
         if self.timer:
             err.print(f"[dim]{n} rows in {time.perf_counter() - started:.3f} s[/]")
 

@@ -49,6 +49,7 @@ def _replay(engine, traces: list[Path], description: str | None, problems, polic
     # Loaded when replaying, not at the CLI's start (numpy, the workload SQL, the store).
     from advisor.cli.sql_cmd import resolve_stores  # noqa: PLC0415
     from advisor.store import open_store  # noqa: PLC0415
+    from advisor.store.interrupts import interruptible  # noqa: PLC0415
 
     if description is not None and traces:
         raise UsageError("give captures or --workload, not both")
@@ -59,7 +60,7 @@ def _replay(engine, traces: list[Path], description: str | None, problems, polic
         raise UsageError("nothing to replay: give captures, or --workload NAME (see --list-workloads)")
     store = resolve_stores(traces)
     label = str(traces[0]) if len(traces) == 1 else f"{len(traces)} inputs"
-    with open_store(store) as con:
+    with open_store(store) as con, interruptible(con):
         doc = engine.replay_store(con, label, problems, policies, kernel)
     if doc is None:
         raise TraceFormatError(f"{label}: no page-dirtying events (writeback:writeback_dirty_folio/_page) to replay")

@@ -39,6 +39,7 @@ def report(
     from advisor.report.compose import STEPS  # noqa: PLC0415
     from advisor.rules import load_rules  # noqa: PLC0415
     from advisor.store import open_store  # noqa: PLC0415
+    from advisor.store.interrupts import interruptible  # noqa: PLC0415
 
     release = parse_release(kernel) if kernel is not None else None
     rules = load_rules(rules_dir)
@@ -62,7 +63,7 @@ def report(
         _write(output, text, json_out)
         return
     progress = Progress(TextColumn("report: {task.description}"), BarColumn(), TimeElapsedColumn(), console=err, transient=True)
-    with progress, open_store(store) as con:
+    with progress, open_store(store) as con, interruptible(con):
         task = progress.add_task("", total=len(STEPS))
 
         def step(name: str) -> None:

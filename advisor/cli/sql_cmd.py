@@ -15,6 +15,7 @@ from advisor.cli.results import check_format, run_statements
 from advisor.errors import UsageError
 from advisor.store import store_for
 from advisor.store.cache import given_store, is_store
+from advisor.store.interrupts import interruptible
 from advisor.store.sandbox import lock, open_sandboxed
 from advisor.views import attach
 
@@ -59,19 +60,25 @@ def sql(
     writable = list(allow_write) + ([str(output)] if output is not None and fmt == "parquet" else [])
     con = open_sandboxed(store, writable)
     try:
-        attach(con)  # the domain views (sync_ops, dirtying, reclaim, ...) next to the event tables
-        lock(con)
-        if query is None and sys.stdin.isatty():
-            Shell(con, max_rows).loop()
-            return
-        if query is None:
-            query = sys.stdin.read()
-        if query.strip().startswith("."):
-            # The shell's .tables / .schema / .info / .stats work here too.
-            line = query.strip()
-            query = dot_query(con, line)
-            if query is None:
-                raise UsageError(f"unknown command {line!r}: .tables, .schema [NAME], .info and .stats work outside the shell")
-        run_statements(con, query, fmt, output, max_rows)
+        with interruptible(con):
+            _run(con, query, fmt, output, max_rows)
     finally:
         con.close()
+
+
+def _run(con, query: Optional[str], fmt: str, output: Optional[Path], max_rows: int) -> None:
+    """The views, the sandbox locked, then the shell or the query."""
+    attach(con)  # the domain views (sync_ops, dirtying, reclaim, ...) next to the event tables
+    lock(con)
+    if query is None and sys.stdin.isatty():
+        Shell(con, max_rows).loop()
+        return
+    if query is None:
+        query = sys.stdin.read()
+    if query.strip().startswith("."):
+        # The shell's .tables / .schema / .info / .stats work here too.
+        line = query.strip()
+        query = dot_query(con, line)
+        if query is None:
+            raise UsageError(f"unknown command {line!r}: .tables, .schema [NAME], .info and .stats work outside the shell")
+    run_statements(con, query, fmt, output, max_rows)

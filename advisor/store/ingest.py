@@ -26,6 +26,7 @@ import pyarrow as pa
 from advisor import parsers
 from advisor.errors import TraceFormatError, TraceIOError, UsageError
 from advisor.store import blk_views, clocks, macros, parts, sink, views
+from advisor.store.interrupts import interruptible
 from advisor.store.replace import StoreWriteError, check_target, remove_stale_parts, temporary, write_checksum, write_fault
 
 __all__ = ["STORE_VERSION", "Inputs", "IngestResult", "Progress", "StoreWriteError", "check_target", "ingest"]
@@ -205,10 +206,11 @@ def ingest(
             con = duckdb.connect(str(tmp.catalog), config={"memory_limit": DUCKDB_MEMORY_LIMIT})
             if writer:
                 writer.open()
-            # One transaction: a commit per statement would sync the WAL each time.
-            con.execute("BEGIN TRANSACTION")
-            result = _load(con, sources, inputs, digest, progress, writer, tmp.token)
-            con.execute("COMMIT")
+            with interruptible(con):
+                # One transaction: a commit per statement would sync the WAL each time.
+                con.execute("BEGIN TRANSACTION")
+                result = _load(con, sources, inputs, digest, progress, writer, tmp.token)
+                con.execute("COMMIT")
             con.close()
             con = None
             if checksum is not None:

@@ -354,7 +354,7 @@ CASES = [
     Case("v7-zstd-chunk-zsize-lie", dat(V7_ZSTD, lambda d, l: patch(d, l.cpus[0].chunks[4][0], "<I", 0xFFFFFFF0)), "compressed chunk claims", kept=True),
     Case("v7-zstd-chunk-usize-lie", dat(V7_ZSTD, lambda d, l: patch(d, l.cpus[1].chunks[5][0] + 4, "<I", l.cpus[1].chunks[5][2] + 4096)), "compressed block gave 40960 bytes, header says 45056", kept=True),
     Case("v7-zstd-chunk-bomb-1GiB", dat(V7_ZSTD, lambda d, l: replace_chunk(d, l, 1, 3, bomb_chunk(1 << 30))), "(limit 67108864)", kept=True),
-    Case("v7-zstd-bombs-every-cpu", dat(V7_ZSTD, bomb_on_every_cpu), "would take the decompressed chunks of all CPUs", kept=True),
+    Case("v7-zstd-bombs-every-cpu", dat(V7_ZSTD, bomb_on_every_cpu), "more than this CPU's share of the decompression budget", kept=True),
     Case("v7-zstd-formats-bomb-200MiB", dat(V7_ZSTD, formats_bomb), "claims 209715200 uncompressed bytes (limit 67108864)"),
     Case("v7-zlib-chunk-garbage", dat(V7_ZLIB, zlib_chunk_garbage), "cannot decompress zlib block", kept=True),
     Case("v7-zlib-section-usize-lie", dat(V7_ZLIB, section_usize_lie(L.SEC_FORMATS)), "compressed block gave"),

@@ -100,8 +100,8 @@ impl Inflater {
                     Ok(Some(n)) => return Err(format!("zstd frame says {n} bytes, block header says {expected}")),
                     // trace-cmd's frames leave the size out: the buffer is then
                     // sized from the block header, already held to MAX_BLOCK
-                    // here and, for CPU data, to the budget of all CPUs
-                    // (cpu.rs); the pages are only touched as data comes out.
+                    // here and, for CPU data, to that CPU's budget (cpu.rs);
+                    // the pages are only touched as data comes out.
                     Ok(None) => {}
                     Err(_) => return Err(format!("not a zstd frame ({} bytes)", input.len())),
                 }

@@ -5,10 +5,7 @@
 //! `<u32 count>` then per chunk `<u32 compressed size><u32 size><data>`; each
 //! chunk inflates to whole pages, one chunk in memory at a time.
 
-use std::cell::Cell;
-use std::rc::Rc;
-
-use super::compress::{Codec, Inflater};
+use super::compress::{Codec, Inflater, MAX_BLOCK};
 use super::ring::{page_info, EntryCounts, Missed, PageWalker};
 use crate::bytes::{ByteReader, Endian};
 use crate::error::Damage;
@@ -56,14 +53,13 @@ enum Source<'a> {
         buf: Vec<u8>,
         buf_base: u64,
         next: usize,
-        /// Bytes of `buf` counted against the shared [`StreamConfig::inflated`] budget.
-        held: usize,
     },
 }
 
 pub struct CpuStream<'a> {
     pub cpu: u32,
-    inflated: Rc<Cell<usize>>,
+    /// Largest decompressed chunk this CPU may hold ([`StreamConfig::chunk_budget`]).
+    chunk_budget: usize,
     source: Source<'a>,
     page_size: usize,
     header: PageHeader,
@@ -89,15 +85,28 @@ pub struct StreamConfig {
     pub header: PageHeader,
     pub endian: Endian,
     pub codec: Option<Codec>,
-    /// Bytes of decompressed chunks held by all CPU streams together (each
-    /// holds its current chunk while the merge runs).
-    pub inflated: Rc<Cell<usize>>,
+    /// Largest decompressed chunk one CPU stream may hold (each holds its
+    /// current chunk while the merge runs): see [`chunk_budget`].
+    pub chunk_budget: usize,
 }
 
-/// Cap on decompressed chunk bytes held by all CPUs at once (64 MiB): real
-/// chunks are 10 pages, so even 256 CPUs hold 10 MiB; a file whose chunks
-/// claim more (many CPUs each with a bomb) is damaged past this point.
+/// Decompressed chunk bytes all CPUs may hold at once (64 MiB), shared out
+/// as one budget per CPU stream ([`chunk_budget`]).
 pub const MAX_INFLATED_TOTAL: usize = 64 << 20;
+
+/// Pages in a chunk as trace-cmd writes them: every chunk of the v7 samples
+/// inflates to 40960 bytes with 4096-byte pages, or less at a CPU's end.
+pub const CHUNK_PAGES: usize = 10;
+
+/// Each CPU's own budget: an equal share of [`MAX_INFLATED_TOTAL`], never
+/// less than 1 MiB nor than one chunk trace-cmd writes (10 pages of 64 KiB
+/// on a 64K-page kernel: 640 KiB). A chunk that claims more than its CPU's
+/// share, or fails to inflate, costs that CPU that chunk and nothing else:
+/// with one budget for all CPUs, a chunk claiming 64 MiB on CPU 0 took it
+/// all, and CPU 1's intact chunks were dropped as damaged.
+pub fn chunk_budget(streams: usize, data_page_size: u32) -> usize {
+    (MAX_INFLATED_TOTAL / streams.max(1)).max(1 << 20).max(CHUNK_PAGES * data_page_size as usize)
+}
 
 impl<'a> CpuStream<'a> {
     /// `file` is the whole trace file; `offset`/`size` this CPU's region.
@@ -144,13 +153,12 @@ impl<'a> CpuStream<'a> {
                     buf: Vec::new(),
                     buf_base: start,
                     next: 0,
-                    held: 0,
                 }
             }
         };
         CpuStream {
             cpu,
-            inflated: cfg.inflated.clone(),
+            chunk_budget: cfg.chunk_budget,
             source,
             page_size: cfg.page_size as usize,
             header: cfg.header,
@@ -221,7 +229,7 @@ impl<'a> CpuStream<'a> {
                     *next += ps;
                     (at, *base + at as u64)
                 }
-                Source::Chunked { chunks, left, codec, buf, buf_base, next, held, .. } => {
+                Source::Chunked { chunks, left, codec, buf, buf_base, next, .. } => {
                     if *next + ps <= buf.len() {
                         let at = *next;
                         *next += ps;
@@ -247,32 +255,29 @@ impl<'a> CpuStream<'a> {
                                 return false;
                             }
                         };
-                        // Count the chunk against the budget shared by all CPUs before inflating it.
+                        // Within this CPU's own budget, before anything is inflated. A
+                        // claim beyond MAX_BLOCK is the inflater's to refuse (it can never be right).
                         let need = usize_ as usize;
-                        if need > *held {
-                            let total = self.inflated.get() - *held + need;
-                            if total > MAX_INFLATED_TOTAL {
-                                self.damage.push(Damage::new(
-                                    chunk_at,
-                                    format!(
-                                        "CPU {}: chunk of {need} bytes would take the decompressed chunks of all CPUs to {total} bytes \
-                                         (limit {MAX_INFLATED_TOTAL})",
-                                        self.cpu
-                                    ),
-                                ));
-                                self.stats.bad_chunks += 1;
-                                buf.clear();
-                                *buf_base = chunk_at;
-                                *next = 0;
-                                continue;
-                            }
-                            self.inflated.set(total);
-                            *held = need;
+                        if need > self.chunk_budget && usize_ <= MAX_BLOCK {
+                            self.damage.push(Damage::new(
+                                chunk_at,
+                                format!(
+                                    "CPU {}: chunk of {need} bytes is more than this CPU's share of the decompression budget \
+                                     ({} bytes)",
+                                    self.cpu, self.chunk_budget
+                                ),
+                            ));
+                            self.stats.bad_chunks += 1;
+                            buf.clear();
+                            *buf_base = chunk_at;
+                            *next = 0;
+                            continue;
                         }
                         if let Err(e) = codec.inflate(data, usize_, buf) {
                             self.damage.push(Damage::new(chunk_at, format!("CPU {}: {e}", self.cpu)));
                             self.stats.bad_chunks += 1;
-                            buf.clear();
+                            // What a failed claim reserved is not held on to.
+                            *buf = Vec::new();
                         } else if buf.len() % ps != 0 {
                             self.damage.push(Damage::new(
                                 chunk_at,
@@ -363,5 +368,21 @@ impl<'a> CpuStream<'a> {
                 return None;
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_cpu_has_its_own_budget() {
+        // Two CPUs: half of the 64 MiB each, so one CPU's 64 MiB claim is its own loss.
+        assert_eq!(chunk_budget(2, 4096), 32 << 20);
+        assert_eq!(chunk_budget(1, 4096), 64 << 20);
+        assert_eq!(chunk_budget(0, 4096), 64 << 20);
+        // Many CPUs: never less than 1 MiB, nor than a chunk of 10 pages.
+        assert_eq!(chunk_budget(4096, 4096), 1 << 20);
+        assert_eq!(chunk_budget(4096, 1 << 20), 10 << 20);
     }
 }

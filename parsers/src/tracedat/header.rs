@@ -53,6 +53,77 @@ pub struct Metadata {
     pub other_instances: Vec<String>,
     /// True for a latency-format (text) trace instead of flyrecord data.
     pub latency: bool,
+    /// CPU data the header lists, or leaves out, that is read as no CPU's.
+    pub unread: Vec<Unread>,
+}
+
+/// CPU data that cannot be read as any CPU's (a CPU id beyond the machine's,
+/// a CPU listed twice, data the CPU table leaves out): counted as data loss
+/// in `parse_stats` (`unread_cpu_bytes`), with where it is and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Unread {
+    pub offset: u64,
+    pub bytes: u64,
+    pub reason: String,
+}
+
+/// CPU ids accepted when the file has no CPUCOUNT option: below Linux's
+/// largest CONFIG_NR_CPUS (8192, x86-64's MAXSMP), so any id stored fits
+/// the `cpu` column (INTEGER): a BUFFER entry claiming CPU 2147483648 would
+/// otherwise be stored as cpu -2147483648.
+pub const MAX_CPUS: u32 = 8192;
+
+/// The CPU entries whose data is read, and what is left unread: an id at or
+/// beyond the CPU count (the CPUCOUNT option's, else [`MAX_CPUS`]), or an id
+/// already listed (the first entry with data keeps it; the events of two
+/// entries must not be merged into one CPU).
+fn validate_cpus(cpus: Vec<CpuData>, cpu_count: Option<u32>, compressed: bool, file_len: u64) -> (Vec<CpuData>, Vec<Unread>) {
+    let limit = cpu_count.filter(|&n| n > 0).map_or(MAX_CPUS, |n| n.min(MAX_CPUS));
+    let whose = if cpu_count.is_some() { "the CPUCOUNT option's" } else { "Linux's largest" };
+    let mut seen = std::collections::HashSet::new();
+    let (mut kept, mut unread) = (Vec::new(), Vec::new());
+    for c in cpus {
+        let start = c.offset.min(file_len);
+        // Compressed data has a 4-byte chunk count in front that the size leaves out.
+        let end = c.offset.saturating_add(c.size).saturating_add(if compressed && c.size > 0 { 4 } else { 0 }).min(file_len);
+        let bytes = end.saturating_sub(start);
+        let why = if c.cpu >= limit {
+            format!("the CPU table lists CPU {}, beyond {whose} {limit} CPUs", c.cpu)
+        } else if c.size > 0 && !seen.insert(c.cpu) {
+            format!("the CPU table lists CPU {} a second time", c.cpu)
+        } else {
+            kept.push(c);
+            continue;
+        };
+        if c.size > 0 {
+            unread.push(Unread { offset: c.offset, bytes, reason: format!("{why}: its {bytes} bytes of data are not read") });
+        }
+    }
+    (kept, unread)
+}
+
+/// v6 CPU data follows the flyrecord table, each CPU's pages padded to a page
+/// boundary. Bytes no CPU region covers (beyond that padding) belong to CPUs
+/// the table leaves out: a CPU count of 0 would otherwise read as an empty
+/// capture with megabytes of pages after its table.
+fn unlisted_v6(cpus: &[CpuData], table_end: u64, file_len: u64, page_size: u32, ncpus: u32) -> Option<Unread> {
+    let mut spans: Vec<(u64, u64)> =
+        cpus.iter().filter(|c| c.size > 0).map(|c| (c.offset.min(file_len), c.offset.saturating_add(c.size).min(file_len))).collect();
+    spans.sort();
+    spans.push((file_len, file_len));
+    let (mut at, mut bytes, mut first) = (table_end, 0u64, None);
+    for (start, end) in spans {
+        if start > at && start - at >= page_size as u64 {
+            bytes += start - at;
+            first.get_or_insert(at);
+        }
+        at = at.max(end);
+    }
+    first.map(|offset| Unread {
+        offset,
+        bytes,
+        reason: format!("{bytes} bytes after the flyrecord table are in no CPU's data (the table lists {ncpus} CPUs): not read"),
+    })
 }
 
 pub fn parse(file: &[u8]) -> Result<Metadata, Damage> {
@@ -268,11 +339,15 @@ impl Builder {
         data_page_size: u32,
         cpu_compressed: bool,
         latency: bool,
+        file_len: u64,
+        unlisted: Option<Unread>,
     ) -> Result<Metadata, Damage> {
         let page_header = self.page_header.ok_or_else(|| Damage::new(0, "no header_page description in the file"))?;
         if page_header.data_offset as u64 >= data_page_size as u64 {
             return Err(Damage::new(0, "header_page data offset beyond the page size"));
         }
+        let (cpus, mut unread) = validate_cpus(cpus, options.cpu_count, cpu_compressed, file_len);
+        unread.extend(unlisted);
         check_cpu_regions(&cpus, cpu_compressed)?;
         let other_instances = options.buffers.iter().filter(|b| !b.name.is_empty()).map(|b| b.name.clone()).collect();
         Ok(Metadata {
@@ -295,6 +370,7 @@ impl Builder {
             cpu_compressed,
             other_instances,
             latency,
+            unread,
         })
     }
 }
@@ -311,6 +387,7 @@ fn parse_v6(file: &[u8], mut r: ByteReader, long_size: u8, page_size: u32) -> Re
     let mut opts = TraceOptions::default();
     let mut latency = false;
     let mut cpus = Vec::new();
+    let mut unlisted = None;
     loop {
         let at = r.offset();
         let tag = r.bytes(10, "data type tag")?;
@@ -339,13 +416,13 @@ fn parse_v6(file: &[u8], mut r: ByteReader, long_size: u8, page_size: u32) -> Re
                     let size = r.u64("cpu data size")?;
                     cpus.push(CpuData { cpu, offset, size });
                 }
+                unlisted = unlisted_v6(&cpus, r.offset(), file.len() as u64, page_size, ncpus);
                 break;
             }
             _ => return Err(Damage::new(at, format!("expected options/latency/flyrecord, found {:?}", String::from_utf8_lossy(tag)))),
         }
     }
-    let _ = file;
-    b.finish(6, page_size, None, None, opts, cpus, page_size, false, latency)
+    b.finish(6, page_size, None, None, opts, cpus, page_size, false, latency, file.len() as u64, unlisted)
 }
 
 /// Read a v7 section header at `offset`; return (id, flags, payload).
@@ -497,5 +574,47 @@ fn parse_v7(file: &[u8], mut r: ByteReader, long_size: u8, page_size: u32) -> Re
         }
         None => (Vec::new(), page_size, false, false),
     };
-    b.finish(7, page_size, Some((name, cversion)), codec, opts, cpus, data_page_size, cpu_compressed, latency)
+    b.finish(7, page_size, Some((name, cversion)), codec, opts, cpus, data_page_size, cpu_compressed, latency, file.len() as u64, None)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cpu(cpu: u32, offset: u64, size: u64) -> CpuData {
+        CpuData { cpu, offset, size }
+    }
+
+    #[test]
+    fn a_cpu_id_beyond_the_count_is_not_read() {
+        let (kept, unread) = validate_cpus(vec![cpu(0, 4096, 8192), cpu(1 << 31, 12288, 4096)], Some(2), false, 1 << 20);
+        assert_eq!(kept, vec![cpu(0, 4096, 8192)]);
+        assert_eq!(unread.len(), 1);
+        assert_eq!((unread[0].offset, unread[0].bytes), (12288, 4096));
+        assert!(unread[0].reason.contains("CPU 2147483648, beyond the CPUCOUNT option's 2 CPUs"), "{}", unread[0].reason);
+        // Without CPUCOUNT the bound is Linux's largest CPU count.
+        let (kept, unread) = validate_cpus(vec![cpu(8191, 0, 10), cpu(8192, 10, 10)], None, false, 100);
+        assert_eq!((kept.len(), unread.len()), (1, 1));
+    }
+
+    #[test]
+    fn a_cpu_listed_twice_keeps_its_first_data() {
+        // Compressed: 4 bytes of chunk count in front of the stated size.
+        let (kept, unread) = validate_cpus(vec![cpu(0, 100, 50), cpu(0, 200, 60), cpu(1, 0, 0), cpu(1, 300, 10)], None, true, 1000);
+        assert_eq!(kept, vec![cpu(0, 100, 50), cpu(1, 0, 0), cpu(1, 300, 10)]);
+        assert_eq!((unread[0].offset, unread[0].bytes), (200, 64));
+        assert!(unread[0].reason.contains("CPU 0 a second time"));
+    }
+
+    #[test]
+    fn v6_bytes_in_no_cpu_are_counted() {
+        // Table ends at 1000; pages start at the next 4096 boundary: padding, not loss.
+        assert_eq!(unlisted_v6(&[cpu(0, 4096, 8192), cpu(1, 12288, 4096)], 1000, 16384, 4096, 2), None);
+        // ncpus = 0: everything after the table is unread.
+        let u = unlisted_v6(&[], 1000, 3_000_000, 4096, 0).unwrap();
+        assert_eq!((u.offset, u.bytes), (1000, 2_999_000));
+        // ncpus = 1 of 2: the second CPU's pages.
+        let u = unlisted_v6(&[cpu(0, 4096, 8192)], 1000, 16384, 4096, 1).unwrap();
+        assert_eq!((u.offset, u.bytes), (12288, 4096));
+    }
 }

@@ -206,15 +206,15 @@ impl TraceDat {
     /// bytes of CPU data consumed.
     pub fn run(&self, dec: &mut Decoder, progress: &AtomicU64, out: &mut dyn FnMut(&str, RecordBatch)) -> RunReport {
         let m = &self.meta;
+        let mut cpus = m.cpus.clone();
+        cpus.sort_by_key(|c| c.cpu);
         let cfg = StreamConfig {
             page_size: m.data_page_size,
             header: m.page_header,
             endian: m.endian,
             codec: if m.cpu_compressed { m.codec } else { None },
-            inflated: Default::default(),
+            chunk_budget: cpu::chunk_budget(cpus.iter().filter(|c| c.size > 0).count(), m.data_page_size),
         };
-        let mut cpus = m.cpus.clone();
-        cpus.sort_by_key(|c| c.cpu);
         let mut streams: Vec<CpuStream> =
             cpus.iter().filter(|c| c.size > 0).map(|c| CpuStream::new(&self.map, c.cpu, c.offset, c.size, &cfg)).collect();
         let conv = self.time_conv();
@@ -269,6 +269,11 @@ impl TraceDat {
             for d in &s.damage {
                 report.damage.push(format!("offset {:#x}: {}", d.offset, d.reason));
             }
+        }
+        // After the damage: a CPU whose table entry is wrong also leaves its
+        // real pages unclaimed, and the wrong entry is the cause to name first.
+        for u in &self.meta.unread {
+            report.damage.push(format!("offset {:#x}: {}", u.offset, u.reason));
         }
         report.damaged = report.stats.iter().any(|s| s.severity == Severity::Error && s.count > 0);
         report
@@ -372,6 +377,17 @@ impl TraceDat {
         ));
         for (sys, first, why, _) in &self.meta.bad_formats {
             v.push(Stat::new(&format!("bad_format:{sys}:{first}"), None, Severity::Error, 1, why));
+        }
+        let unread: u64 = self.meta.unread.iter().map(|u| u.bytes).sum();
+        if !self.meta.unread.is_empty() {
+            v.push(Stat::new(
+                "unread_cpu_bytes",
+                None,
+                Severity::DataLoss,
+                unread,
+                "bytes of CPU data read as no CPU's: an id beyond the CPU count, a CPU listed twice, data the CPU table leaves out \
+                 (where and why: trace_info.damage)",
+            ));
         }
         if !self.meta.other_instances.is_empty() {
             v.push(Stat::new(
