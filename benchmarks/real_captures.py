@@ -372,11 +372,14 @@ def main() -> None:
     ap.add_argument("--runs-large", type=int, default=1, help=f"runs for captures of {LARGE_EVENTS:,} events or more")
     ap.add_argument("--samples", type=int, default=3, help="how many of the largest sample_traces/*.dat")
     ap.add_argument("--trace-dump", type=Path, help=f"LISA's trace-dump binary (default {DEFAULT_TRACE_DUMP} if built)")
+    ap.add_argument("--no-trace-dump", action="store_true", help="leave LISA's trace-dump out")
     ap.add_argument("--blktrace", type=Path, action="append", default=[], help="a capture_blktrace_big.sh directory")
     ap.add_argument("--output", type=Path, default=RESULTS / "real_captures.json")
     ap.add_argument("--no-lock", action="store_true", help=f"do not take {LOCK} (a quick check on a small file)")
     args = ap.parse_args()
     trace_dump = args.trace_dump or (DEFAULT_TRACE_DUMP if DEFAULT_TRACE_DUMP.exists() else None)
+    if args.no_trace_dump:
+        trace_dump = None
     if trace_dump and not trace_dump.exists():
         print(f"real_captures.py: {trace_dump}: no such file", file=sys.stderr)
         raise SystemExit(2)
