@@ -330,37 +330,58 @@ def default_captures(samples: int) -> list[Path]:
     return real + dats[:samples] + dd
 
 
-def fmt_s(d: dict | None) -> str:
-    return "–" if d is None else f"{d['seconds']:.2f} s"
-
-
 def markdown(caps: list[dict], blk: list[dict]) -> str:
+    """Two tables: wall times with ratios, then memory, queries and sizes."""
+    def t(r: dict, k: str, ratios: bool = True) -> str:
+        if k not in r:
+            return "–"
+        x = r[k]
+        return f"{x['seconds']:.2f} s" + (f" ({x['x_floor']}×, {x['trace_cmd_raw_over_this']}×)" if ratios else "")
+
     rows = [
-        "| capture | events | file | floor (zstd -d) | trace-cmd report | report -R | trace-dump → Parquet | parse only | ingest | first analyze | queries (3) | cache |",
-        "|---|---|---|---|---|---|---|---|---|---|---|---|",
+        "Wall time, median; in brackets: × the floor, and how many times faster than `trace-cmd report -R`.",
+        "",
+        "| capture | events | file | floor | trace-cmd report | report -R | trace-dump → Parquet | parse only | **ingest** | **first analyze** |",
+        "|---|---|---|---|---|---|---|---|---|---|",
     ]
     for c in caps:
         r = c["results"]
-        td = r.get("trace_dump_parquet")
-        td_s = "–" if td is None else f"{td['seconds']:.2f} s, {td['x_floor']}× floor, {td['peak_rss_mib']:.0f} MiB"
-        q = r["queries"]
+        floor = "zstd -d" if c["flyrecord"]["compression"] == "zstd" else "cat"
         rows.append(
             f"| {Path(c['file']).name}{' (1 run)' if c['runs'] == 1 else ''} | {c['events'] / 1e6:.2f} M | {c['file_bytes'] / 1e6:.1f} MB "
-            f"| {fmt_s(r['floor'])} | {fmt_s(r['trace_cmd_report'])} | {fmt_s(r['trace_cmd_report_raw'])} | {td_s} "
-            f"| {fmt_s(r['parse_only'])}, {r['parse_only']['x_floor']}× floor "
-            f"| **{r['ingest']['seconds']:.2f} s, {r['ingest']['x_floor']}× floor**, {r['ingest']['trace_cmd_raw_over_this']}× faster than -R, {r['ingest']['peak_rss_mib']:.0f} MiB "
-            f"| {r['analyze_first']['seconds']:.2f} s, {r['analyze_first']['x_floor']}× floor, {r['analyze_first']['peak_rss_mib']:.0f} MiB "
-            f"| {' / '.join(format(v['seconds'], '.2f') for v in q.values())} s "
-            f"| {c['cache_bytes'] / 1e6:.1f} MB, {c['cache_over_input']}× |"
+            f"| {r['floor']['seconds']:.2f} s ({floor}) | {t(r, 'trace_cmd_report')} | {r['trace_cmd_report_raw']['seconds']:.2f} s "
+            f"| {t(r, 'trace_dump_parquet')} | {t(r, 'parse_only')} | **{t(r, 'ingest')}** | **{t(r, 'analyze_first')}** |"
+        )
+    rows += [
+        "",
+        "Peak RSS (MiB), the three `advisor sql` queries on the cached capture (event counts / block latency / events per second), sizes.",
+        "",
+        "| capture | report -R | trace-dump | parse only | **ingest** | **first analyze** | queries | store (ingest -o) | cache | cache / input | Parquet (trace-dump) |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for c in caps:
+        r = c["results"]
+        rss = lambda k: f"{r[k]['peak_rss_mib']:.0f}" if k in r else "–"
+        q = " / ".join(format(v["seconds"], ".2f") for v in r["queries"].values())
+        pq = f"{c['parquet_bytes'] / 1e6:.1f} MB" if "parquet_bytes" in c else "–"
+        rows.append(
+            f"| {Path(c['file']).name} | {rss('trace_cmd_report_raw')} | {rss('trace_dump_parquet')} | {rss('parse_only')} "
+            f"| **{rss('ingest')}** | **{rss('analyze_first')}** | {q} s | {c['store_bytes'] / 1e6:.1f} MB "
+            f"| {c['cache_bytes'] / 1e6:.1f} MB | {c['cache_over_input']}× | {pq} |"
         )
     if blk:
-        rows += ["", "| blktrace capture | records | blkparse -d + btt | advisor io, unseen | advisor io, cached |", "|---|---|---|---|---|"]
+        rows += [
+            "",
+            "| blktrace capture | records | blkparse -d + btt | advisor io, unseen (× faster) | advisor io, cached | RSS: blkparse+btt / advisor io |",
+            "|---|---|---|---|---|---|",
+        ]
         for b in blk:
             r = b["results"]
             rows.append(
-                f"| {b['capture']} ({b['file_bytes'] / 1e6:.0f} MB) | {b['records'] / 1e6:.2f} M | {fmt_s(r['blkparse_d_btt'])}, {r['blkparse_d_btt']['peak_rss_mib']:.0f} MiB "
-                f"| {fmt_s(r['advisor_io_first'])}, {r['advisor_io_first']['blkparse_btt_over_this']}×, {r['advisor_io_first']['peak_rss_mib']:.0f} MiB "
-                f"| {fmt_s(r['advisor_io_cached'])}, {r['advisor_io_cached']['blkparse_btt_over_this']}× |"
+                f"| {b['capture']} ({b['file_bytes'] / 1e6:.0f} MB) | {b['records'] / 1e6:.2f} M | {r['blkparse_d_btt']['seconds']:.2f} s "
+                f"| {r['advisor_io_first']['seconds']:.2f} s ({r['advisor_io_first']['blkparse_btt_over_this']}×) "
+                f"| {r['advisor_io_cached']['seconds']:.2f} s ({r['advisor_io_cached']['blkparse_btt_over_this']}×) "
+                f"| {r['blkparse_d_btt']['peak_rss_mib']:.0f} / {r['advisor_io_first']['peak_rss_mib']:.0f} MiB |"
             )
     return "\n".join(rows)
 
@@ -403,14 +424,18 @@ def main() -> None:
         "captures": [],
         "blktrace": [],
     }
-    for trace in captures:
-        print(f"{trace}", file=sys.stderr, flush=True)
-        with heavy_lock(not args.no_lock):
-            results["captures"].append(bench_capture(trace.absolute(), args.runs, args.runs_large, trace_dump))
-    for data in args.blktrace:
-        print(f"{data}", file=sys.stderr, flush=True)
-        with heavy_lock(not args.no_lock):
-            results["blktrace"].append(bench_blktrace(data.absolute(), args.runs))
+    try:
+        for trace in captures:
+            print(f"{trace}", file=sys.stderr, flush=True)
+            with heavy_lock(not args.no_lock):
+                results["captures"].append(bench_capture(trace.absolute(), args.runs, args.runs_large, trace_dump))
+        for data in args.blktrace:
+            print(f"{data}", file=sys.stderr, flush=True)
+            with heavy_lock(not args.no_lock):
+                results["blktrace"].append(bench_blktrace(data.absolute(), args.runs))
+    except (RuntimeError, subprocess.CalledProcessError, ValueError) as e:
+        print(f"real_captures.py: {e}", file=sys.stderr)
+        raise SystemExit(2)
     results["load_average_end"] = os.getloadavg()
     results["markdown"] = markdown(results["captures"], results["blktrace"])
     args.output.parent.mkdir(parents=True, exist_ok=True)
