@@ -4,8 +4,9 @@
         [--trace-dump PATH] [--blktrace DIR] [CAPTURE.dat ...]
 
 Inputs (without CAPTURE arguments): benchmarks/data/real-*.dat (capture_real.sh),
-the --samples largest sample_traces/*.dat, and benchmarks/data/dd-*.dat
-(capture_big_trace.sh, the dd bs=512 traces of ingest_vs_trace_cmd.py).
+the --samples largest sample_traces/*.dat, benchmarks/data/dd-*.dat
+(capture_big_trace.sh, the dd bs=512 traces of ingest_vs_trace_cmd.py), and the
+blktrace capture benchmarks/data/blktrace-big/ (capture_blktrace_big.sh).
 
 Per capture, runs interleaved (one run of every command, then the next run),
 median wall time of --runs runs (--runs-large for captures of 10 M events or
@@ -29,8 +30,9 @@ child process (wait4 rusage):
 The advisor is run through its command line only, so the numbers follow
 whatever store the installed code builds. Each capture's runs hold
 /tmp/wa-heavy.lock (other heavy jobs on the machine wait, and we wait for
-them). With --blktrace DIR (a capture_blktrace_big.sh directory), `advisor io
-DIR/big` with an empty cache is set against `blkparse -d` then `btt -i`.
+them). On a blktrace capture (--blktrace DIR, a capture_blktrace_big.sh
+directory), `advisor io DIR/big` with an empty cache, and again cached, is set
+against `blkparse -d` then `btt -i`.
 
 Results: benchmarks/results/real_captures.json; a Markdown table on stdout.
 """
@@ -269,6 +271,7 @@ def bench_capture(trace: Path, runs: int, runs_large: int, trace_dump: Path | No
             res[k]["trace_cmd_raw_over_this"] = round(tc_raw / res[k]["seconds"], 2)
     file_bytes = trace.stat().st_size
     return {
+        "date": datetime.now(timezone.utc).isoformat(timespec="seconds"),
         "file": os.path.relpath(trace, ROOT),
         "file_bytes": file_bytes,
         "events": events,
@@ -312,6 +315,7 @@ def bench_blktrace(data: Path, runs: int) -> dict:
     for k in ("advisor_io_first", "advisor_io_cached"):
         res[k]["blkparse_btt_over_this"] = round(res["blkparse_d_btt"]["seconds"] / res[k]["seconds"], 2)
     return {
+        "date": datetime.now(timezone.utc).isoformat(timespec="seconds"),
         "capture": os.path.relpath(data, ROOT),
         "file_bytes": sum(f.stat().st_size for f in files),
         "records": int(records),
@@ -394,8 +398,12 @@ def main() -> None:
     ap.add_argument("--samples", type=int, default=3, help="how many of the largest sample_traces/*.dat")
     ap.add_argument("--trace-dump", type=Path, help=f"LISA's trace-dump binary (default {DEFAULT_TRACE_DUMP} if built)")
     ap.add_argument("--no-trace-dump", action="store_true", help="leave LISA's trace-dump out")
-    ap.add_argument("--blktrace", type=Path, action="append", default=[], help="a capture_blktrace_big.sh directory")
+    ap.add_argument(
+        "--blktrace", type=Path, action="append", default=[],
+        help="a capture_blktrace_big.sh directory (default without CAPTURE arguments: data/blktrace-big if recorded)",
+    )
     ap.add_argument("--output", type=Path, default=RESULTS / "real_captures.json")
+    ap.add_argument("--append", action="store_true", help="add to the captures already in --output (a later invocation)")
     ap.add_argument("--no-lock", action="store_true", help=f"do not take {LOCK} (a quick check on a small file)")
     args = ap.parse_args()
     trace_dump = args.trace_dump or (DEFAULT_TRACE_DUMP if DEFAULT_TRACE_DUMP.exists() else None)
@@ -409,6 +417,8 @@ def main() -> None:
             print(f"real_captures.py: {tool} not found on PATH", file=sys.stderr)
             raise SystemExit(2)
     captures = args.captures or default_captures(args.samples)
+    if not args.captures and not args.blktrace and list((DATA / "blktrace-big").glob("big.blktrace.*")):
+        args.blktrace = [DATA / "blktrace-big"]
     for c in captures:
         if not c.is_file():
             print(f"real_captures.py: {c}: no such file", file=sys.stderr)
@@ -416,35 +426,46 @@ def main() -> None:
     tools = {"trace_cmd": ["trace-cmd", "--version"], "zstd": ["zstd", "--version"]}
     if args.blktrace:
         tools |= {"blkparse": ["blkparse", "-V"], "btt": ["btt", "-V"]}
-    results = {
+    now = {
         "date": datetime.now(timezone.utc).isoformat(timespec="seconds"),
         "machine": machine(tools),
         "trace_dump": str(trace_dump) if trace_dump else None,
         "load_average_start": os.getloadavg(),
-        "captures": [],
-        "blktrace": [],
     }
+    if args.append and args.output.exists():
+        results = json.loads(args.output.read_text())
+        results.setdefault("invocations", [])
+        results["invocations"].append(now)
+    else:
+        results = {**now, "captures": [], "blktrace": []}
+
+    def save() -> None:
+        # after every capture, so an interrupted run keeps what it measured
+        results["load_average_end"] = os.getloadavg()
+        results["markdown"] = markdown(results["captures"], results["blktrace"])
+        args.output.parent.mkdir(parents=True, exist_ok=True)
+        args.output.write_text(json.dumps(results, indent=2) + "\n")
+
     try:
         for trace in captures:
             print(f"{trace}", file=sys.stderr, flush=True)
             with heavy_lock(not args.no_lock):
                 results["captures"].append(bench_capture(trace.absolute(), args.runs, args.runs_large, trace_dump))
+            save()
         for data in args.blktrace:
             print(f"{data}", file=sys.stderr, flush=True)
             with heavy_lock(not args.no_lock):
                 results["blktrace"].append(bench_blktrace(data.absolute(), args.runs))
+            save()
     except (RuntimeError, subprocess.CalledProcessError, ValueError) as e:
         print(f"real_captures.py: {e}", file=sys.stderr)
         raise SystemExit(2)
-    results["load_average_end"] = os.getloadavg()
-    results["markdown"] = markdown(results["captures"], results["blktrace"])
-    args.output.parent.mkdir(parents=True, exist_ok=True)
-    args.output.write_text(json.dumps(results, indent=2) + "\n")
+    save()
     print(results["markdown"])
-    m = results["machine"]
+    m = now["machine"]
     print(
-        f"\n{results['date']}: {m['cpu']}, {m['cores']} cores, {m['memory_gib']} GiB, kernel {m['kernel']}; "
-        f"load average {results['load_average_start'][0]:.2f} at start, {results['load_average_end'][0]:.2f} at end"
+        f"\n{now['date']}: {m['cpu']}, {m['cores']} cores, {m['memory_gib']} GiB, kernel {m['kernel']}; "
+        f"load average {now['load_average_start'][0]:.2f} at start, {results['load_average_end'][0]:.2f} at end"
     )
 
 
