@@ -13,7 +13,7 @@
 # benchmarks/results/real_captures.json):
 #   1m   ext4,  3 s  -> about 1 M events
 #   4m   xfs,  12 s  -> about 4 M events
-#   17m  ext4, 52 s  -> about 17 M events
+#   17m  ext4, 29 s  -> about 17 M events (52 s gave 30.7 M, 205 MB)
 # (a 4 s trial on ext4 gave 1.34 M events, 9.6 MB: block_bio_queue 18%, block_rq_complete
 # and _issue 14% each, writeback_mark_inode_dirty 10%, sched_switch 9%; the block events
 # are of the loop device and of the host disk under it)
@@ -34,7 +34,7 @@ TC_RECORD=${TC_RECORD:-/work/shared/lab/tc-record}  # as sample_traces/capture/l
 case $size in
   1m) fs=ext4; secs=3 ;;
   4m) fs=xfs; secs=12 ;;
-  17m) fs=ext4; secs=52 ;;
+  17m) fs=ext4; secs=29 ;;
   *) echo "capture_real.sh: SIZE must be 1m, 4m or 17m, not '$size'" >&2; exit 2 ;;
 esac
 secs=${SECONDS_OVERRIDE:-$secs}  # for a quick trial run
