@@ -5,15 +5,17 @@
 # fdatasync syscalls), v7 zstd, trace-cmd's default clock, while fio writes to a loop
 # device.
 #
-#   benchmarks/capture_real.sh SIZE [OUTDIR]      SIZE: 1m, 4m or 17m
+#   benchmarks/capture_real.sh SIZE [OUTDIR]      SIZE: 1m, 4m, 17m or 30m
 #
-# SIZE picks the file system and the run time; the event counts are what this 2-core
-# machine produced (sched_switch/sched_wakeup are recorded for every process, so other
-# jobs on the machine add to them; the exact count of each capture is in
-# benchmarks/results/real_captures.json):
-#   1m   ext4,  3 s  -> about 1 M events
-#   4m   xfs,  12 s  -> about 4 M events
-#   17m  ext4, 29 s  -> about 17 M events (52 s gave 30.7 M, 205 MB)
+# SIZE picks the file system and the run time (the file is named after them,
+# real-FS-SECONDSs-v7-zstd.dat); the event counts are what this 2-core machine produced,
+# and they vary from run to run with the machine's load (sched_switch/sched_wakeup are
+# recorded for every process, and fio's rate varies): the count of each capture is in
+# benchmarks/results/real_captures.json.  Recorded here:
+#   1m   ext4,  3 s  -> 1.11 M events,  9.1 MB
+#   4m   xfs,  12 s  -> 3.80 M events, 28.8 MB
+#   17m  ext4, 29 s  -> 8.55 M events, 58.9 MB (aimed at 17 M from the 52 s run below)
+#   30m  ext4, 52 s  -> 30.7 M events, 205 MB (aimed at 17 M from a 4 s trial)
 # (a 4 s trial on ext4 gave 1.34 M events, 9.6 MB: block_bio_queue 18%, block_rq_complete
 # and _issue 14% each, writeback_mark_inode_dirty 10%, sched_switch 9%; the block events
 # are of the loop device and of the host disk under it)
@@ -21,13 +23,13 @@
 # 256 MiB file, one calling fsync every 32 writes, the other fdatasync every 64, and a
 # `sync` every 5 s; the loop device is a 2 GiB file on the host disk with direct I/O (as
 # sample_traces/capture/lib.sh sets it up).  OUTDIR (default benchmarks/data, git-ignored)
-# receives real-SIZE-FS-v7-zstd.dat and, next to it, .record.txt (the exact command, the
+# receives the .dat and, next to it, .record.txt (the exact command, the
 # kernel, trace-cmd and fio versions, the load before recording) and .stat.txt
 # (trace-cmd report --stat: per-CPU overruns, i.e. lost events).
 # Set TC_RECORD to the recording command (default /work/shared/lab/tc-record, trace-cmd
 # record on a locked-down host).  Root.  Takes /tmp/wa-heavy.lock while recording.
 set -euo pipefail
-size=${1:?usage: capture_real.sh 1m|4m|17m [OUTDIR]}
+size=${1:?usage: capture_real.sh 1m|4m|17m|30m [OUTDIR]}
 here=$(dirname "$(readlink -f "$0")")
 outdir=${2:-$here/data}
 TC_RECORD=${TC_RECORD:-/work/shared/lab/tc-record}  # as sample_traces/capture/lib.sh
@@ -35,11 +37,12 @@ case $size in
   1m) fs=ext4; secs=3 ;;
   4m) fs=xfs; secs=12 ;;
   17m) fs=ext4; secs=29 ;;
-  *) echo "capture_real.sh: SIZE must be 1m, 4m or 17m, not '$size'" >&2; exit 2 ;;
+  30m) fs=ext4; secs=52 ;;
+  *) echo "capture_real.sh: SIZE must be 1m, 4m, 17m or 30m, not '$size'" >&2; exit 2 ;;
 esac
 secs=${SECONDS_OVERRIDE:-$secs}  # for a quick trial run
 mkdir -p "$outdir"
-out=$outdir/real-$size-$fs-v7-zstd.dat
+out=$outdir/real-$fs-${secs}s-v7-zstd.dat
 work=$(mktemp -d /var/tmp/advisor-real.XXXXXX)
 mnt=$work/mnt; img=$work/disk.img
 mkdir -p "$mnt"
