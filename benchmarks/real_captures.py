@@ -156,7 +156,7 @@ def path_bytes(path: Path) -> int:
 def flyrecord_chunks(trace: Path, out: Path) -> dict:
     """Copy the zstd frames of every CPU's flyrecord data into `out`.
 
-    trace.dat v7 (trace-cmd.dat(5)): a compressed buffer's per-CPU data is a u32 count of
+    trace.dat v7 (trace-cmd.dat.v7(5)): a compressed buffer's per-CPU data is a u32 count of
     chunks, then per chunk a u32 compressed size, a u32 uncompressed size and the
     compressed bytes; with zstd each chunk is one frame (magic 28 b5 2f fd), so the
     concatenated frames are one stream `zstd -d` reads. `trace-cmd dump --flyrecord`
