@@ -368,7 +368,7 @@ def markdown(caps: list[dict], blk: list[dict]) -> str:
         )
     rows += [
         "",
-        "Peak RSS (MiB), the three `advisor sql` queries on the cached capture (event counts / block latency / events per second), sizes.",
+        "Peak RSS (MiB); the three `advisor sql` queries on the cached capture (event counts / block latency / events per second, and their largest peak RSS); sizes.",
         "",
         "| capture | report -R | trace-dump | parse only | **ingest** | **first analyze** | queries | store (ingest -o) | cache | cache / input | Parquet (trace-dump) |",
         "|---|---|---|---|---|---|---|---|---|---|---|",
@@ -377,10 +377,11 @@ def markdown(caps: list[dict], blk: list[dict]) -> str:
         r = c["results"]
         rss = lambda k: f"{r[k]['peak_rss_mib']:.0f}" if k in r else "–"
         q = " / ".join(format(v["seconds"], ".2f") for v in r["queries"].values())
+        q += f" s, {max(v['peak_rss_mib'] for v in r['queries'].values()):.0f} MiB"
         pq = f"{c['parquet_bytes'] / 1e6:.1f} MB" if "parquet_bytes" in c else "–"
         rows.append(
             f"| {Path(c['file']).name} | {rss('trace_cmd_report_raw')} | {rss('trace_dump_parquet')} | {rss('parse_only')} "
-            f"| **{rss('ingest')}** | **{rss('analyze_first')}** | {q} s | {c['store_bytes'] / 1e6:.1f} MB "
+            f"| **{rss('ingest')}** | **{rss('analyze_first')}** | {q} | {c['store_bytes'] / 1e6:.1f} MB "
             f"| {c['cache_bytes'] / 1e6:.1f} MB | {c['cache_over_input']}× | {pq} |"
         )
     if blk:
