@@ -66,6 +66,7 @@ fuzz-short:
 bench: install
 	$(PY) benchmarks/ingest_vs_trace_cmd.py
 	$(PY) benchmarks/ingest_vs_blkparse.py
+	$(PY) benchmarks/real_captures.py
 
 clean:
 	rm -rf .venv parsers/target parsers/fuzz/target parsers/fuzz/work parsers/fuzz/artifacts
