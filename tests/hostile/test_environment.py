@@ -304,10 +304,15 @@ def test_signal_mid_query(sig, code, store_of):
         [*command(), "sql", str(store_of("sync-xfs-v6.dat")), "select count(*) from events a, events b, events c"],
         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
     )
-    time.sleep(2.0)
-    assert p.poll() is None, "finished before the signal"
-    p.send_signal(sig)
-    assert p.wait(timeout=60) == code
+    try:
+        time.sleep(2.0)
+        assert p.poll() is None, "finished before the signal"
+        p.send_signal(sig)
+        assert p.wait(timeout=60) == code
+    finally:
+        if p.poll() is None:  # a query the signal did not stop must not outlive the test
+            p.kill()
+            p.wait()
     err = p.stderr.read()
     assert "Traceback" not in err, err
     assert [l for l in err.splitlines() if l.strip()] == ["interrupted"]
