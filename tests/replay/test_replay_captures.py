@@ -85,8 +85,10 @@ def test_own_kernel_policy_reproduces_the_capture(sample, problem, metric):
 
 
 def test_before_the_fix_is_worse_in_the_seeds_direction():
+    # Only the WB_SYNC_ALL pass waits per inode, and on this capture it took 272 of the
+    # 4,213 inodes (the WB_SYNC_NONE pass ran first and wrote 3,941): slower, not 10x.
     sync = replay("sync-xfs-v6.dat", "--problem", "sync-flusher-stall")
-    assert other(sync, "sync-flusher-stall")["sync_seconds"] > 3 * own(sync, "sync-flusher-stall")["sync_seconds"]
+    assert other(sync, "sync-flusher-stall")["sync_seconds"] > 1.2 * own(sync, "sync-flusher-stall")["sync_seconds"]
     assert other(sync, "sync-flusher-stall")["flusher_waiting_seconds"] > 0 == own(sync, "sync-flusher-stall")["flusher_waiting_seconds"]
     snap = replay("snapshot-btrfs-v7-none.dat", "--problem", "btrfs-snapshot-livelock")
     untagged, tagged = other(snap, "btrfs-snapshot-livelock"), own(snap, "btrfs-snapshot-livelock")
