@@ -34,7 +34,7 @@ def ingest(
     single_file: bool = typer.Option(
         False, "--single-file",
         help="With -o: every table inside the one DuckDB file (to copy or attach to a bug report as one file; "
-        "slower to write, about 3x the size). By default the tables with rows are Parquet files in PATH.<id>.parts/ beside it.",
+        "slower to write, 2-8x the size). By default the tables with rows are Parquet files in PATH.<id>.parts/ beside it.",
     ),
     json_out: JsonFlag = False,
     limit: int = limit_option(25, "event types in the summary"),
