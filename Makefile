@@ -2,7 +2,7 @@
 #   make demo   install everything (apt packages, Python venv, Rust build) and run on samples
 #   make test   the Rust and Python test suites (parity against the real trace-cmd, blkparse, btt),
 #               then the CLI tests against the package installed from a fresh clone
-#   make fuzz-short  each parser's fuzz target for 60 s, one at a time (nightly Rust, cargo-fuzz)
+#   make fuzz-short  each parser's fuzz target for 30 s, one at a time (nightly Rust, cargo-fuzz)
 SHELL := /bin/bash
 PY := .venv/bin/python
 SAMPLE := sample_traces/fio-ext4-v7-zstd.dat
@@ -61,7 +61,7 @@ test: install test-rust test-python test-installed
 
 # Skips with a message when nightly Rust is missing; installs cargo-fuzz if needed.
 fuzz-short:
-	parsers/fuzz/run.sh 60
+	parsers/fuzz/run.sh 30
 
 bench: install
 	$(PY) benchmarks/ingest_vs_trace_cmd.py
