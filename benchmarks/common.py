@@ -10,6 +10,17 @@ import time
 from pathlib import Path
 
 
+#: What btt's phase times cost with the C tools: blkparse's binary dump of the
+#: device set `big` in directory $1, then btt on it.
+BLKPARSE_D_BTT = """
+set -e
+d=$(mktemp -d)
+blkparse -i big -D "$1" -d "$d/m.bin" -O > /dev/null
+cd "$d" && btt -i m.bin > /dev/null
+rm -rf "$d"
+"""
+
+
 def timed(cmd: list[str], stdout=subprocess.DEVNULL) -> tuple[float, int]:
     """Wall seconds and peak RSS (KiB) of one child process."""
     t = time.perf_counter()

@@ -35,7 +35,7 @@ import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from common import machine, median_run  # noqa: E402
+from common import BLKPARSE_D_BTT, machine, median_run  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
 DATA = HERE / "data" / "blktrace-big"
@@ -54,13 +54,6 @@ for name, reader in it:
 print(it.report()["events"])
 """
 
-BLKPARSE_D_BTT = """
-set -e
-d=$(mktemp -d)
-blkparse -i big -D "$1" -d "$d/m.bin" -O > /dev/null
-cd "$d" && btt -i m.bin > /dev/null
-rm -rf "$d"
-"""
 
 
 def ensure_capture(data: Path) -> Path:

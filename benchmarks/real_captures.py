@@ -55,7 +55,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from common import machine  # noqa: E402
+from common import BLKPARSE_D_BTT, machine  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
@@ -99,13 +99,6 @@ QUERIES = {
     ),
 }
 
-BLKPARSE_D_BTT = """
-set -e
-d=$(mktemp -d)
-blkparse -i big -D "$1" -d "$d/m.bin" -O > /dev/null
-cd "$d" && btt -i m.bin > /dev/null
-rm -rf "$d"
-"""
 
 
 def advisor_cmd() -> list[str]:

@@ -117,9 +117,10 @@ def _inside_string(text: str, pos: int) -> bool:
     return quoted
 
 
-def _closing(text: str, open_at: int) -> int | None:
-    """Where the parenthesis at open_at closes, skipping string literals."""
-    depth, i, quoted = 0, open_at, False
+def _scan(text: str, start: int = 0):
+    """(index, character, depth after it) of each character outside string
+    literals, from `start`; parentheses and braces nest."""
+    depth, i, quoted = 0, start, False
     while i < len(text):
         c = text[i]
         if quoted:
@@ -129,36 +130,30 @@ def _closing(text: str, open_at: int) -> int | None:
                 quoted = False
         elif c == '"':
             quoted = True
-        elif c in "({":
-            depth += 1
-        elif c in ")}":
-            depth -= 1
-            if depth == 0:
-                return i
+        else:
+            if c in "({":
+                depth += 1
+            elif c in ")}":
+                depth -= 1
+            yield i, c, depth
         i += 1
+
+
+def _closing(text: str, open_at: int) -> int | None:
+    """Where the parenthesis at open_at closes, skipping string literals."""
+    for i, c, depth in _scan(text, open_at):
+        if c in ")}" and depth == 0:
+            return i
     return None
 
 
 def _split(text: str) -> list[str]:
     """Arguments separated by commas outside parentheses, braces and strings."""
-    parts, depth, start, i, quoted = [], 0, 0, 0, False
-    while i < len(text):
-        c = text[i]
-        if quoted:
-            if c == "\\":
-                i += 1
-            elif c == '"':
-                quoted = False
-        elif c == '"':
-            quoted = True
-        elif c in "({":
-            depth += 1
-        elif c in ")}":
-            depth -= 1
-        elif c == "," and depth == 0:
+    parts, start = [], 0
+    for i, c, depth in _scan(text):
+        if c == "," and depth == 0:
             parts.append(text[start:i])
             start = i + 1
-        i += 1
     tail = text[start:]
     if tail.strip():
         parts.append(tail)

@@ -121,17 +121,9 @@ class Writer:
         for w in files.values():
             w.close()
         for path in self.paths.values():
-            fd = os.open(path, os.O_RDONLY)
-            try:
-                os.fsync(fd)
-            finally:
-                os.close(fd)
+            _fsync(path)
         if self.parts.exists():
-            fd = os.open(self.parts, os.O_RDONLY)
-            try:
-                os.fsync(fd)
-            finally:
-                os.close(fd)
+            _fsync(self.parts)  # the directory: its entries for the new files
 
     def abort(self) -> None:
         for w in self._files.values():
@@ -141,6 +133,14 @@ class Writer:
                 pass
         self._files = {}
         shutil.rmtree(self.parts, ignore_errors=True)
+
+
+def _fsync(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
 
 
 def view_sql(qualified: str, path: Path) -> str:
