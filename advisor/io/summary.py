@@ -8,6 +8,8 @@ converts.
 
 from __future__ import annotations
 
+import contextlib
+
 from advisor.errors import UsageError
 
 #: btt's phases in its table order (Q2Q_all is btt's all-device Q2Q).
@@ -17,12 +19,14 @@ OVERHEAD = ("Q2G", "G2I", "Q2M", "I2D", "D2C")
 #: Latency histogram bucket edges, in ms.
 BUCKETS_MS = (0.1, 0.25, 0.5, 1, 2.5, 5, 10, 25, 50, 100, 250, 500, 1000)
 
+# The three percentiles from one sort of each group (a list argument), not three.
 _PHASE_STATS = """
-SELECT {key} AS dev, phase, count(*) AS n, min(ns) AS min_ns, avg(ns) AS avg_ns,
-       quantile_cont(ns, 0.5) AS p50_ns, quantile_cont(ns, 0.9) AS p90_ns,
-       quantile_cont(ns, 0.99) AS p99_ns, max(ns) AS max_ns, sum(ns) AS total_ns
-FROM io_phases WHERE phase IN ({phases}) {where}
-GROUP BY ALL ORDER BY dev, phase
+SELECT dev, phase, n, min_ns, avg_ns, q[1] AS p50_ns, q[2] AS p90_ns, q[3] AS p99_ns, max_ns, total_ns FROM (
+  SELECT {key} AS dev, phase, count(*) AS n, min(ns) AS min_ns, avg(ns) AS avg_ns,
+         quantile_cont(ns, [0.5, 0.9, 0.99]) AS q, max(ns) AS max_ns, sum(ns) AS total_ns
+  FROM {source} WHERE phase IN ({phases}) {where}
+  GROUP BY ALL
+) ORDER BY dev, phase
 """
 
 # btt follows a device from its first Q or A record, and ignores zero-byte
@@ -35,21 +39,28 @@ WHERE NOT e.pc AND e.bytes > 0
 
 # btt's seek distance (seek.c, seek_dist): 0 when the request overlaps the
 # previous one, else the gap from the previous end (forward) or start (back).
+# The mode is the most frequent distance; of several equally frequent ones (600,000
+# random reads: hundreds of distances seen twice), the shortest, so that it is the
+# same on every run (DuckDB's mode() picks any).
 # Sectors are u64 (UBIGINT): HUGEINT holds them and their differences, where BIGINT
 # fails from sector 2^63 on ("Type UINT64 with value 9223372036854775816 can't be cast").
 _SEEKS = """
 WITH r AS (
-  SELECT dev, sector::HUGEINT AS s, sector::HUGEINT + nr_sectors AS e,
+  SELECT dev, action, sector::HUGEINT AS s, sector::HUGEINT + nr_sectors AS e,
          coalesce(lag(sector::HUGEINT) OVER w, 0) AS ps, coalesce(lag(sector::HUGEINT + nr_sectors) OVER w, 0) AS pe
-  FROM ({followed}) WHERE action = '{action}' WINDOW w AS (PARTITION BY dev ORDER BY id)
+  FROM ({followed}) WHERE action IN ('D', 'Q') WINDOW w AS (PARTITION BY dev, action ORDER BY id)
 ), d AS (
-  SELECT dev, abs(CASE WHEN (ps <= s AND s <= pe) OR (ps <= e AND e <= pe) THEN 0
-                       WHEN s > pe THEN s - pe ELSE s - ps END) AS dist FROM r
+  SELECT dev, action, abs(CASE WHEN (ps <= s AND s <= pe) OR (ps <= e AND e <= pe) THEN 0
+                               WHEN s > pe THEN s - pe ELSE s - ps END) AS dist FROM r
+), k AS (
+  SELECT dev, action, dist, count(*) AS n FROM d GROUP BY ALL
+), m AS (
+  SELECT dev, action, first(dist ORDER BY n DESC, dist) AS mode, max(n) AS mode_count FROM k GROUP BY ALL
 )
-SELECT dev, count(*) AS nseeks, avg(dist) AS mean, quantile_disc(dist, 0.5) AS median,
-       mode(dist) AS mode, count(*) FILTER (WHERE dist = mode_all) AS mode_count
-FROM d JOIN (SELECT dev AS mdev, mode(dist) AS mode_all FROM d GROUP BY dev) m ON m.mdev = d.dev
-GROUP BY dev ORDER BY dev
+SELECT d.action, d.dev, count(*) AS nseeks, avg(dist) AS mean, quantile_disc(dist, 0.5) AS median,
+       any_value(m.mode) AS mode, any_value(m.mode_count) AS mode_count
+FROM d JOIN m ON m.dev = d.dev AND m.action = d.action
+GROUP BY d.action, d.dev ORDER BY d.dev
 """
 
 
@@ -100,28 +111,54 @@ def io_summary(con, device: str | None = None, btt_compat: bool = False) -> dict
         devices = [device]
     where = "AND dev = ?" if device else ""
     params = [device] if device else []
+    with _phase_values(con, btt_compat, where, params) as source:
+        return _summary(con, devices, source, where, params, btt_compat)
+
+
+@contextlib.contextmanager
+def _phase_values(con, btt_compat: bool, where: str, params):
+    """The phase values the tables and the histogram are made of: btt's, with
+    D2C per issued request unless btt_compat. The per-request D2C (an ASOF
+    join of every D with its completion) is computed once, into a temporary
+    table, rather than once per query that reads it (three)."""
+    if btt_compat:
+        yield "io_phases"
+        return
+    con.execute(
+        f"CREATE OR REPLACE TEMP TABLE {_VALUES} AS SELECT dev, phase, ns FROM io_phases WHERE phase <> 'D2C' {where}"
+        f" UNION ALL SELECT * FROM ({_REQUEST_D2C}) WHERE true {where}",
+        params * 2,
+    )
+    try:
+        yield _VALUES
+    finally:
+        con.execute(f"DROP TABLE IF EXISTS {_VALUES}")
+
+
+#: The temporary table of `_phase_values` (in DuckDB's in-memory temp schema: a
+#: read-only store is never written).
+_VALUES = "temp.io_phase_values"
+
+
+def _summary(con, devices: list[str], source: str, where: str, params, btt_compat: bool) -> dict:
     phases = ", ".join(f"'{p}'" for p in PHASES)
-    # The phase values: btt's, with D2C per issued request unless btt_compat.
-    source = "io_phases" if btt_compat else (
-        f"(SELECT dev, phase, ns FROM io_phases WHERE phase <> 'D2C' UNION ALL SELECT * FROM ({_REQUEST_D2C}))")
-    stats = _PHASE_STATS.replace("FROM io_phases", f"FROM {source}")
-    per_dev = _rows(con, stats.format(key="dev", phases=phases, where=where), params)
+    per_dev = _rows(con, _PHASE_STATS.format(key="dev", source=source, phases=phases, where=where), params)
     all_phases = _rows(
         con,
-        stats.format(key="'ALL'", phases=phases.replace("'Q2Q'", "'Q2Q_all'"), where=where),
+        _PHASE_STATS.format(key="'ALL'", source=source, phases=phases.replace("'Q2Q'", "'Q2Q_all'"), where=where),
         params,
     )
-    per_dev_btt = per_dev if btt_compat else _rows(con, _PHASE_STATS.format(key="dev", phases=phases, where=where), params)
+    per_dev_btt = per_dev if btt_compat else _rows(
+        con, _PHASE_STATS.format(key="dev", source="io_phases", phases=phases, where=where), params)
     roles = _rows(con, f"SELECT dev, role, remapper, btt_remapper FROM blk_device_roles WHERE true {where} ORDER BY dev", params)
     remappers = {r["dev"] for r in roles if r["btt_remapper" if btt_compat else "remapper"]}
     for r in all_phases:
         if r["phase"] == "Q2Q_all":
             r["phase"] = "Q2Q"
-    followed = _FOLLOWED + (" AND e.dev = ?" if device else "")
-    seeks = {
-        kind: _rows(con, _SEEKS.format(followed=followed, action=action), params)
-        for kind, action in (("d2d", "D"), ("q2q", "Q"))
-    }
+    followed = _FOLLOWED + (" AND e.dev = ?" if where else "")
+    seeks: dict[str, list[dict]] = {"d2d": [], "q2q": []}
+    for row in _rows(con, _SEEKS.format(followed=followed), params):
+        seeks["d2d" if row.pop("action") == "D" else "q2q"].append(row)
     return {
         "devices": devices,
         "phases": per_dev,
