@@ -9,8 +9,9 @@ add up are counted, each made from a real sample by changing one field:
   read (never stored as cpu -2147483648, never merged into CPU 0) and is
   counted as data loss (`unread_cpu_bytes`), with a line naming the file and
   the offset;
-- a v6 CPU count of 0 or 1 where the file holds two CPUs' pages: the pages
-  no CPU claims are counted, never "0 events, no data loss".
+- a v6 CPU count of 0 or 1 where the file holds two CPUs' pages, or a v7
+  BUFFER option that lists one of the two CPUs whose data the file holds: the
+  pages no CPU claims are counted, never "0 events, no data loss".
 """
 
 from __future__ import annotations
@@ -135,6 +136,30 @@ def test_v6_cpu_count_1_of_2_counts_the_other_cpu(tmp_path, clean):
     assert stat(store, "unread_cpu_bytes") == {None: ("data_loss", lay.cpus[1].size)}
     line = one(doc["damage"])
     assert "hostile.dat" in line and f"offset {lay.cpus[1].offset:#x}" in line and "(the table lists 1 CPUs)" in line, line
+
+
+@pytest.mark.parametrize("left_out", [1, 0], ids=["last-cpu", "first-cpu"])
+def test_a_cpu_the_buffer_option_leaves_out_is_counted(left_out, tmp_path, clean):
+    """v7 lists only CPUs that recorded something, so a CPU missing from the
+    BUFFER option is no proof of loss; its data still sitting in the flyrecord
+    section, read by nothing, is. The option is made to list one CPU: the
+    count says 1, and when CPU 0 is the one left out, CPU 1's entry moves into
+    the first slot."""
+    d = (SAMPLES / V7_ZSTD).read_bytes()
+    lay = L.parse(d)
+    kept, gone = lay.cpus[1 - left_out], lay.cpus[left_out]
+    first = lay.cpus[0].entry
+    patched = bytearray(patch(d, first - 4, "<I", 1))
+    patched[first : first + 20] = d[kept.entry : kept.entry + 20]
+    code, doc, err, store = ingest_json(tmp_path, bytes(patched))
+    assert code == 0, err
+    assert events_per_cpu(store) == {kept.cpu: clean(V7_ZSTD)[kept.cpu]}
+    # From the page boundary where the left-out CPU's data starts to the next CPU's
+    # (its chunk count, its chunks and their padding), or to the section's end.
+    upto = kept.offset if kept.offset > gone.offset else gone.offset + gone.size + 4
+    assert stat(store, "unread_cpu_bytes") == {None: ("data_loss", upto - gone.offset)}
+    line = one(doc["damage"])
+    assert "hostile.dat" in line and f"offset {gone.offset:#x}" in line and "the BUFFER option lists 1 CPUs" in line, line
 
 
 def test_clean_samples_have_no_unread_cpu_data(clean, tmp_path):

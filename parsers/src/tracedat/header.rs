@@ -102,27 +102,74 @@ fn validate_cpus(cpus: Vec<CpuData>, cpu_count: Option<u32>, compressed: bool, f
     (kept, unread)
 }
 
+/// Bytes in `[from, to)` that no CPU region covers, counting only gaps of a
+/// page or more (smaller ones are the padding that page-aligns each CPU's
+/// data): (offset of the first such gap, their total). With `aligned` (the
+/// padding runs exactly to the next page boundary, where the next CPU starts),
+/// any byte from that boundary on that no region covers is a gap, counted
+/// from the boundary, where a left-out CPU's data starts.
+fn uncovered(cpus: &[CpuData], compressed: bool, from: u64, to: u64, page_size: u32, aligned: bool) -> Option<(u64, u64)> {
+    let mut spans: Vec<(u64, u64)> = cpus
+        .iter()
+        .filter(|c| c.size > 0)
+        .map(|c| {
+            // Compressed data has a 4-byte chunk count in front that the size leaves out.
+            let end = c.offset.saturating_add(c.size).saturating_add(if compressed { 4 } else { 0 });
+            (c.offset.min(to), end.min(to))
+        })
+        .collect();
+    spans.sort();
+    spans.push((to, to));
+    let (mut at, mut bytes, mut first) = (from, 0u64, None);
+    let page = page_size as u64;
+    for (start, end) in spans {
+        let gap_at = if aligned { at.div_ceil(page).saturating_mul(page) } else { at };
+        let gap = if aligned { gap_at < start } else { start > at && start - at >= page };
+        if gap {
+            bytes += start - gap_at;
+            first.get_or_insert(gap_at);
+        }
+        at = at.max(end);
+    }
+    first.map(|offset| (offset, bytes))
+}
+
 /// v6 CPU data follows the flyrecord table, each CPU's pages padded to a page
 /// boundary. Bytes no CPU region covers (beyond that padding) belong to CPUs
 /// the table leaves out: a CPU count of 0 would otherwise read as an empty
 /// capture with megabytes of pages after its table.
 fn unlisted_v6(cpus: &[CpuData], table_end: u64, file_len: u64, page_size: u32, ncpus: u32) -> Option<Unread> {
-    let mut spans: Vec<(u64, u64)> =
-        cpus.iter().filter(|c| c.size > 0).map(|c| (c.offset.min(file_len), c.offset.saturating_add(c.size).min(file_len))).collect();
-    spans.sort();
-    spans.push((file_len, file_len));
-    let (mut at, mut bytes, mut first) = (table_end, 0u64, None);
-    for (start, end) in spans {
-        if start > at && start - at >= page_size as u64 {
-            bytes += start - at;
-            first.get_or_insert(at);
-        }
-        at = at.max(end);
-    }
-    first.map(|offset| Unread {
+    uncovered(cpus, false, table_end, file_len, page_size, false).map(|(offset, bytes)| Unread {
         offset,
         bytes,
         reason: format!("{bytes} bytes after the flyrecord table are in no CPU's data (the table lists {ncpus} CPUs): not read"),
+    })
+}
+
+/// v7 CPU data fills the buffer's flyrecord section: trace-cmd writes each
+/// CPU's data from the next page boundary on and lists in the BUFFER option
+/// only the CPUs that recorded something (lib/trace-cmd/trace-output.c,
+/// out_write_cpu_data and out_add_buffer_option). So listed regions leave less
+/// than a page between them; a page or more of the section that no listed CPU
+/// covers is the data of a CPU the option leaves out. Example: a 2-CPU capture
+/// whose option was rewritten to list CPU 0 only keeps CPU 1's compressed
+/// pages after CPU 0's, read by nothing.
+fn unlisted_v7(file: &[u8], top: &BufferInstance, compressed: bool, page_size: u32, endian: Endian) -> Option<Unread> {
+    if top.latency || top.section_offset == 0 {
+        return None;
+    }
+    let mut h = ByteReader::new(file.get(top.section_offset as usize..)?, top.section_offset, endian);
+    h.skip(8, "flyrecord section id, flags and description").ok()?;
+    let size = h.u64("flyrecord section size").ok()?;
+    let body = h.offset();
+    let end = body.saturating_add(size).min(file.len() as u64);
+    uncovered(&top.cpus, compressed, body, end, page_size, true).map(|(offset, bytes)| Unread {
+        offset,
+        bytes,
+        reason: format!(
+            "{bytes} bytes of the flyrecord section are in no CPU's data (the BUFFER option lists {} CPUs): not read",
+            top.cpus.len()
+        ),
     })
 }
 
@@ -554,6 +601,7 @@ fn parse_v7(file: &[u8], mut r: ByteReader, long_size: u8, page_size: u32) -> Re
     }
     opts.sections = sections;
     let top: Option<BufferInstance> = opts.buffers.iter().find(|x| x.name.is_empty()).cloned();
+    let mut unlisted = None;
     let (cpus, data_page_size, cpu_compressed, latency) = match top {
         Some(top) => {
             if top.clock.is_some() && opts.clock.is_none() {
@@ -570,11 +618,13 @@ fn parse_v7(file: &[u8], mut r: ByteReader, long_size: u8, page_size: u32) -> Re
                 h.u16("flyrecord section id")?;
                 flags = h.u16("flyrecord section flags")?;
             }
-            (top.cpus.clone(), ps, flags & SECTION_COMPRESSED != 0, top.latency)
+            let compressed = flags & SECTION_COMPRESSED != 0;
+            unlisted = unlisted_v7(file, &top, compressed, ps, endian);
+            (top.cpus.clone(), ps, compressed, top.latency)
         }
         None => (Vec::new(), page_size, false, false),
     };
-    b.finish(7, page_size, Some((name, cversion)), codec, opts, cpus, data_page_size, cpu_compressed, latency, file.len() as u64, None)
+    b.finish(7, page_size, Some((name, cversion)), codec, opts, cpus, data_page_size, cpu_compressed, latency, file.len() as u64, unlisted)
 }
 
 #[cfg(test)]
@@ -616,5 +666,17 @@ mod tests {
         // ncpus = 1 of 2: the second CPU's pages.
         let u = unlisted_v6(&[cpu(0, 4096, 8192)], 1000, 16384, 4096, 1).unwrap();
         assert_eq!((u.offset, u.bytes), (12288, 4096));
+    }
+
+    #[test]
+    fn v7_gaps_are_counted_from_their_page_boundary() {
+        // Compressed regions: a 4-byte chunk count, then `size` bytes; the next
+        // CPU starts at the next 4096 boundary. CPU 0 ends at 4096 + 704 + 4.
+        let listed = [cpu(0, 4096, 700), cpu(1, 8192, 300)];
+        assert_eq!(uncovered(&listed, true, 4000, 8192 + 304, 4096, true), None);
+        // CPU 1 left out: counted from 8192, where its data starts.
+        assert_eq!(uncovered(&listed[..1], true, 4000, 8192 + 304, 4096, true), Some((8192, 304)));
+        // CPU 0 left out: from the section's first page boundary to CPU 1 (its padding too).
+        assert_eq!(uncovered(&listed[1..], true, 4000, 8192 + 304, 4096, true), Some((4096, 4096)));
     }
 }
