@@ -87,3 +87,18 @@ def test_a_zero_flag_value_prints_as_trace_cmd_prints_it(store_of):
         attach(con)
         rows = con.execute("SELECT DISTINCT flag_names('writeback_mark_inode_dirty', 'state', state) FROM writeback_mark_inode_dirty WHERE state = 0").fetchall()
     assert rows == [("",)]
+
+
+@pytest.mark.parametrize("name", ["fsync-memcg-btrfs-run1-v7-zstd.dat", "fsync-memcg-btrfs-run3-tracefs.dat"])
+def test_reclaim_view_names_the_allocation_as_trace_cmd_prints_it(name, store_of):
+    """The `reclaim` view's memcg episodes carry the allocation that entered reclaim:
+    order and gfp_names as `trace-cmd report` prints mm_vmscan_memcg_reclaim_begin."""
+    need_trace_cmd()
+    report = printed(SAMPLES / name)
+    with open_store(store_of(name)) as con:
+        attach(con)
+        rows = con.execute("SELECT start_ts, alloc_order, gfp_flags, gfp_names FROM reclaim WHERE kind = 'memcg'").fetchall()
+    assert rows, "no memcg reclaim in the sample"
+    assert Counter((ts, names) for ts, _, _, names in rows) == report[("mm_vmscan_memcg_reclaim_begin", "gfp_flags")]
+    assert Counter((ts, str(order)) for ts, order, _, _ in rows) == report[("mm_vmscan_memcg_reclaim_begin", "order")]
+    assert all(flags is not None for _, _, flags, _ in rows)  # the numbers are in the capture too
