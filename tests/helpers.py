@@ -6,6 +6,7 @@ import os
 import subprocess
 import sys
 from dataclasses import dataclass
+from pathlib import Path
 
 
 @dataclass
@@ -20,6 +21,19 @@ def command() -> list[str]:
     one (tests/packaging/run.sh), else this checkout's package."""
     installed = os.environ.get("ADVISOR_INSTALLED")
     return [installed] if installed else [sys.executable, "-m", "advisor"]
+
+
+def script_command() -> list[str]:
+    """The `advisor` script users run (the installed one, else this environment's),
+    for the tests of exit codes after a signal. Under `python -m advisor` a SIGINT
+    that lands about 0.3 s into the start (loaded machine) sometimes ends the
+    process by SIGINT (-2) although the advisor itself exits with SystemExit(130):
+    the interpreter's -m path, not the advisor's code; the script exits 130."""
+    installed = os.environ.get("ADVISOR_INSTALLED")
+    if installed:
+        return [installed]
+    script = Path(sys.executable).with_name("advisor")
+    return [str(script)] if script.exists() else command()
 
 
 def advisor(*args: str, stdin: str | None = None, env: dict | None = None) -> Run:

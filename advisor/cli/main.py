@@ -169,9 +169,11 @@ class _Stdout:
 
 
 def main() -> None:
-    signals.install()
-    sys.stdout = _Stdout(sys.stdout)
     try:
+        # Inside the try: a signal right after the handlers change (starting the
+        # watcher thread takes milliseconds on a loaded machine) is one of ours.
+        signals.install()
+        sys.stdout = _Stdout(sys.stdout)
         code = run()
         # Results may still sit in stdout's buffer: a full disk or a closed
         # pipe shows up here, not in the command.

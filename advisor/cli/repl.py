@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import signal
 import time
 
 from advisor.cli import signals
@@ -106,16 +107,20 @@ class Shell:
 
     def sql(self, query: str) -> None:
         started = time.perf_counter()
-        try:
-            n = run_statements(self.con, query, self.mode, None, self.max_rows)
-        except AdvisorError as e:
-            err.print(f"[red]error:[/] {e}")
-            return
-        except KeyboardInterrupt as e:
-            if isinstance(e, signals.Terminated):
-                raise  # `kill` ends the shell; Ctrl-C ends only the query, as in psql
+        failed, n = None, 0
+        with signals.deferred() as got:
+            try:
+                n = run_statements(self.con, query, self.mode, None, self.max_rows)
+            except AdvisorError as e:
+                failed = e
+        if got.signum == signal.SIGTERM:
+            raise signals.Terminated()  # `kill` ends the shell; Ctrl-C ends only the query, as in psql
+        if got.signum is not None:
             signals.handled()
             err.print("interrupted")
+            return
+        if failed is not None:
+            err.print(f"[red]error:[/] {failed}")
             return
         if self.timer:
             err.print(f"[dim]{n} rows in {time.perf_counter() - started:.3f} s[/]")

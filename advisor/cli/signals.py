@@ -13,9 +13,11 @@ once) that interrupts the queries running on the registered connections
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import threading
+import time
 
 from advisor.store.interrupts import interrupt_all
 
@@ -29,10 +31,55 @@ class Terminated(KeyboardInterrupt):
     """SIGTERM (`kill`)."""
 
 
-def on_signal(signum, _frame) -> None:
-    global received
+#: Signals the Python handler has run for (main thread), and signals the
+#: watcher thread has seen arrive: while the first lags, a query still runs.
+_handled_count = 0
+_seen_count = 0
+#: How often, and for how long, the watcher asks again: long enough for any
+#: query to get from planning to execution; short, because two signals the
+#: handler ran for once (both arrived before it ran) leave the counts apart
+#: and the SQL shell's next query must not be interrupted for long.
+_AGAIN_S, _GIVE_UP_S = 0.05, 3.0
+
+
+def _record(signum: int) -> None:
+    global received, _handled_count
     received = signum
+    _handled_count += 1
+
+
+def on_signal(signum, _frame) -> None:
+    _record(signum)
     raise Terminated() if signum == signal.SIGTERM else KeyboardInterrupt()
+
+
+class Deferred:
+    """The signal that arrived inside `deferred()`, if any."""
+
+    signum: int | None = None
+
+
+@contextlib.contextmanager
+def deferred():
+    """Inside the block a signal interrupts the running query (the watcher thread
+    does that) but raises nothing: the block ends as DuckDB's "Interrupted" error,
+    and the caller reads `signum`. A handler that raises could fire anywhere the
+    main thread next runs Python, say inside the `except` that reports DuckDB's
+    error, and escape the code meant to catch it: the SQL shell's Ctrl-C would
+    then end the shell instead of the query."""
+    got = Deferred()
+
+    def note(signum, _frame):
+        _record(signum)
+        got.signum = signum
+
+    for sig in _CAUGHT:
+        signal.signal(sig, note)
+    try:
+        yield got
+    finally:
+        for sig in _CAUGHT:
+            signal.signal(sig, on_signal)
 
 
 def install() -> None:
@@ -57,8 +104,26 @@ def _interrupt_queries(read_end: int) -> None:
             return
         if not woken_by:
             return
-        if any(signum in _CAUGHT for signum in woken_by):
-            interrupt_all()
+        caught = sum(1 for signum in woken_by if signum in _CAUGHT)
+        if caught:
+            _interrupt_until_handled(caught)
+
+
+def _interrupt_until_handled(caught: int) -> None:
+    """Interrupt the running queries, and again every 50 ms until the Python
+    handler has run. Once is not always enough: a Ctrl-C that lands while
+    DuckDB is still binding or planning the query (a store of Parquet files
+    opens each of them first) is forgotten when execution starts, and the
+    query then runs to its end (`select count(*) from events a, events b,
+    events c`: hours) with the main thread inside it."""
+    global _seen_count
+    _seen_count += caught
+    deadline = time.monotonic() + _GIVE_UP_S
+    while True:
+        interrupt_all()
+        if _handled_count >= _seen_count or time.monotonic() > deadline:
+            return
+        time.sleep(_AGAIN_S)
 
 
 def handled() -> None:

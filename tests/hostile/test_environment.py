@@ -23,7 +23,7 @@ import duckdb
 import pytest
 
 from tests.conftest import SAMPLES
-from tests.helpers import advisor, command, one_line_error
+from tests.helpers import advisor, command, one_line_error, script_command
 
 SAMPLE = SAMPLES / "tracefs-ext4.dat"
 BIG = SAMPLES / "sync-xfs-v6.dat"  # a few seconds of ingest
@@ -262,7 +262,7 @@ def test_signal_at_startup(tmp_path, sig, code, delay):
     (Before that line the interpreter is starting: about 15 ms that are
     Python's own.)"""
     p = subprocess.Popen(
-        [*command(), "ingest", str(SAMPLE), "-o", str(tmp_path / "s.duckdb")],
+        [*script_command(), "ingest", str(SAMPLE), "-o", str(tmp_path / "s.duckdb")],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
         text=True,
@@ -283,7 +283,7 @@ def test_signal_at_startup(tmp_path, sig, code, delay):
 @pytest.mark.parametrize("sig, code", [(signal.SIGINT, 130), (signal.SIGTERM, 143)], ids=["SIGINT", "SIGTERM"])
 def test_signal_mid_ingest(tmp_path, sig, code):
     out = tmp_path / "s.duckdb"
-    p = subprocess.Popen([*command(), "ingest", str(BIG), "-o", str(out)], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    p = subprocess.Popen([*script_command(), "ingest", str(BIG), "-o", str(out)], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     deadline = time.monotonic() + 60
     while not any(t.stat().st_size > 0 for t in tmp_path.glob(".s.duckdb.*.tmp")):
         assert time.monotonic() < deadline and p.poll() is None, "finished before the signal"
@@ -301,7 +301,7 @@ def test_signal_mid_query(sig, code, store_of):
     """Inside DuckDB the interrupt becomes "Query interrupted"; the exit code
     still says which signal."""
     p = subprocess.Popen(
-        [*command(), "sql", str(store_of("sync-xfs-v6.dat")), "select count(*) from events a, events b, events c"],
+        [*script_command(), "sql", str(store_of("sync-xfs-v6.dat")), "select count(*) from events a, events b, events c"],
         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
     )
     try:
@@ -342,7 +342,7 @@ def _exit_code_within(pid: int, seconds: float) -> int | None:
 def test_ctrl_c_in_the_shell_ends_the_query_not_the_shell(store_of):
     """In the interactive shell Ctrl-C stops the running query (within a
     second, not when DuckDB's task ends) and the prompt comes back."""
-    argv = [*command(), "sql", str(store_of("sync-xfs-v6.dat"))]
+    argv = [*script_command(), "sql", str(store_of("sync-xfs-v6.dat"))]
     pid, fd = pty.fork()
     if pid == 0:  # the child: the shell on a terminal
         os.execvp(argv[0], argv)
