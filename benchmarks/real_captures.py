@@ -420,7 +420,8 @@ def main() -> None:
         if not shutil.which(tool):
             print(f"real_captures.py: {tool} not found on PATH", file=sys.stderr)
             raise SystemExit(2)
-    captures = args.captures or default_captures(args.samples)
+    # --blktrace alone measures only the blktrace captures.
+    captures = args.captures or ([] if args.blktrace else default_captures(args.samples))
     if not args.captures and not args.blktrace and list((DATA / "blktrace-big").glob("big.blktrace.*")):
         args.blktrace = [DATA / "blktrace-big"]
     for c in captures:
