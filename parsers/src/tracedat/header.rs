@@ -149,11 +149,12 @@ fn unlisted_v6(cpus: &[CpuData], table_end: u64, file_len: u64, page_size: u32, 
 /// v7 CPU data fills the buffer's flyrecord section: trace-cmd writes each
 /// CPU's data from the next page boundary on and lists in the BUFFER option
 /// only the CPUs that recorded something (lib/trace-cmd/trace-output.c,
-/// out_write_cpu_data and out_add_buffer_option). So listed regions leave less
-/// than a page between them; a page or more of the section that no listed CPU
-/// covers is the data of a CPU the option leaves out. Example: a 2-CPU capture
-/// whose option was rewritten to list CPU 0 only keeps CPU 1's compressed
-/// pages after CPU 0's, read by nothing.
+/// out_write_cpu_data and out_add_buffer_option). So a listed CPU's padding
+/// ends at the next page boundary, where the next listed CPU starts; a byte of
+/// the section from such a boundary on that no listed CPU covers is the data
+/// of a CPU the option leaves out. Example: a 2-CPU capture whose option was
+/// rewritten to list CPU 0 only keeps CPU 1's compressed pages after CPU 0's,
+/// read by nothing.
 fn unlisted_v7(file: &[u8], top: &BufferInstance, compressed: bool, page_size: u32, endian: Endian) -> Option<Unread> {
     if top.latency || top.section_offset == 0 {
         return None;
