@@ -29,11 +29,10 @@ def script_command() -> list[str]:
     that lands about 0.3 s into the start of an ingest sometimes (7 of 25 runs here)
     ends the process by SIGINT (-2) although the advisor's main() ended with
     SystemExit(130); not explained yet. The script was not seen to do it (0 of 30)."""
-    installed = os.environ.get("ADVISOR_INSTALLED")
-    if installed:
-        return [installed]
     script = Path(sys.executable).with_name("advisor")
-    return [str(script)] if script.exists() else command()
+    if os.environ.get("ADVISOR_INSTALLED") or not script.exists():
+        return command()
+    return [str(script)]
 
 
 def advisor(*args: str, stdin: str | None = None, env: dict | None = None) -> Run:

@@ -181,12 +181,12 @@ def _summary(con, devices: list[str], source: str, where: str, params, btt_compa
         ),
         "mode": "btt-compat" if btt_compat else "capture",
         "roles": roles,
-        "notes": _notes(roles, per_dev, con, where, params, btt_compat) + [
+        "notes": _notes(roles, per_dev, per_dev_btt, btt_compat) + [
             f"clocks: {v}" for (v,) in con.execute("SELECT value FROM trace_info WHERE key = 'blktrace_clock_alignment'").fetchall()],
     }
 
 
-def _notes(roles: list[dict], per_dev: list[dict], con, where: str, params, btt_compat: bool) -> list[str]:
+def _notes(roles: list[dict], per_dev: list[dict], per_dev_btt: list[dict], btt_compat: bool) -> list[str]:
     """Where this mode's numbers differ from the other's, and why."""
     notes = []
     for r in roles:
@@ -200,8 +200,8 @@ def _notes(roles: list[dict], per_dev: list[dict], con, where: str, params, btt_
         else:
             notes.append(f"{r['dev']}: measured as a {r['role']}; {btt_view} (--btt-compat)")
     if not btt_compat:
-        btt_d2c = dict(con.execute(
-            f"SELECT dev, count(*) FROM io_phases WHERE phase = 'D2C' {where} GROUP BY dev", params).fetchall())
+        # btt's D2C values per device, counted by the btt-mode phase table already read.
+        btt_d2c = {r["dev"]: r["n"] for r in per_dev_btt if r["phase"] == "D2C"}
         for r in per_dev:
             if r["phase"] == "D2C" and btt_d2c.get(r["dev"]) != r["n"]:
                 notes.append(
