@@ -68,6 +68,13 @@ def file_name(table: str) -> str:
     return f"{safe}.parquet"
 
 
+#: The Arrow allocator the Parquet encoders use: pyarrow's default (mimalloc in
+#: its Linux wheels) kept ~45 MiB more resident than the system allocator while
+#: ingesting an 8.5 M-event capture (peak RSS 302 against 257 MiB), at the same
+#: speed. The command line makes it every Arrow allocation's (cli/main.py).
+_POOL = pa.system_memory_pool()
+
+
 def _options(schema: pa.Schema) -> dict:
     delta = [
         f.name
@@ -79,6 +86,7 @@ def _options(schema: pa.Schema) -> dict:
         "use_dictionary": [f.name for f in schema if f.name not in delta],
         "column_encoding": {c: "DELTA_BINARY_PACKED" for c in delta} or None,
         "write_statistics": True,
+        "memory_pool": _POOL,
     }
 
 
