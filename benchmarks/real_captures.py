@@ -44,6 +44,7 @@ import fcntl
 import json
 import os
 import re
+import resource
 import shutil
 import statistics
 import subprocess
@@ -124,7 +125,7 @@ def heavy_lock(take: bool = True):
             fcntl.flock(f, fcntl.LOCK_UN)
 
 
-def run(cmd: list[str], env: dict | None = None, cwd: str | None = None) -> tuple[float, int]:
+def run(cmd: list[str], env: dict | None = None, cwd: str | None = None) -> tuple[float, int | None]:
     """Wall seconds and peak RSS (KiB) of one child process, its stdout to /dev/null."""
     t = time.perf_counter()
     p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env, cwd=cwd)
@@ -135,7 +136,13 @@ def run(cmd: list[str], env: dict | None = None, cwd: str | None = None) -> tupl
     if code != 0:
         tail = err.decode(errors="replace").strip().splitlines()[-1:] or ["(no message)"]
         raise RuntimeError(f"exit {code}: {' '.join(cmd)}: {tail[0]}")
-    return wall, usage.ru_maxrss
+    # A child's ru_maxrss starts from this process's resident size when it forked
+    # (the copied address space is the child's until exec): at or below that, the
+    # child's own peak is unknown and the figure would be ours, so None. This
+    # script streams what it reads; only children smaller than it (zstd -d) go
+    # unmeasured.
+    own = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return wall, usage.ru_maxrss if usage.ru_maxrss > own else None
 
 
 def tree_bytes(path: Path) -> int:
@@ -167,21 +174,22 @@ def flyrecord_chunks(trace: Path, out: Path) -> dict:
     if not spans:
         raise RuntimeError(f"{trace}: trace-cmd dump --flyrecord printed no per-CPU data offsets")
     comp = uncomp = 0
+    # Frame by frame, never a CPU's whole data at once: this process's own peak RSS
+    # must stay below every child's it measures (see run()).
     with open(trace, "rb") as f, open(out, "wb") as o:
-        for offset, size in spans:
+        for offset, _size in spans:
             f.seek(offset)
-            data = f.read(size + 4)
-            count = int.from_bytes(data[:4], "little")
-            p = 4
+            count = int.from_bytes(f.read(4), "little")
             for _ in range(count):
-                c = int.from_bytes(data[p : p + 4], "little")
-                uncomp += int.from_bytes(data[p + 4 : p + 8], "little")
-                frame = data[p + 8 : p + 8 + c]
+                head = f.read(8)
+                c = int.from_bytes(head[:4], "little")
+                uncomp += int.from_bytes(head[4:8], "little")
+                at = f.tell()
+                frame = f.read(c)
                 if frame[:4] != b"\x28\xb5\x2f\xfd":
-                    raise RuntimeError(f"{trace}: no zstd frame at offset {offset + p + 8}")
+                    raise RuntimeError(f"{trace}: no zstd frame at offset {at}")
                 o.write(frame)
                 comp += c
-                p += 8 + c
     return {"compression": "zstd", "compressed_bytes": comp, "uncompressed_bytes": uncomp, "cpus": len(spans)}
 
 
@@ -189,7 +197,7 @@ def summarize(samples: list[tuple[float, int]]) -> dict:
     return {
         "seconds": statistics.median(s for s, _ in samples),
         "runs": [round(s, 4) for s, _ in samples],
-        "peak_rss_mib": round(max(r for _, r in samples) / 1024, 1),
+        "peak_rss_mib": None if any(r is None for _, r in samples) else round(max(r for _, r in samples) / 1024, 1),
     }
 
 
@@ -368,9 +376,9 @@ def markdown(caps: list[dict], blk: list[dict]) -> str:
     ]
     for c in caps:
         r = c["results"]
-        rss = lambda k: f"{r[k]['peak_rss_mib']:.0f}" if k in r else "–"
+        rss = lambda k: f"{r[k]['peak_rss_mib']:.0f}" if r.get(k, {}).get("peak_rss_mib") is not None else "–"
         q = " / ".join(format(v["seconds"], ".2f") for v in r["queries"].values())
-        q += f" s, {max(v['peak_rss_mib'] for v in r['queries'].values()):.0f} MiB"
+        q += f" s, {max(v['peak_rss_mib'] or 0 for v in r['queries'].values()):.0f} MiB"
         pq = f"{c['parquet_bytes'] / 1e6:.1f} MB" if "parquet_bytes" in c else "–"
         rows.append(
             f"| {Path(c['file']).name} | {rss('trace_cmd_report_raw')} | {rss('trace_dump_parquet')} | {rss('parse_only')} "
@@ -389,7 +397,7 @@ def markdown(caps: list[dict], blk: list[dict]) -> str:
                 f"| {b['capture']} ({b['file_bytes'] / 1e6:.0f} MB) | {b['records'] / 1e6:.2f} M | {r['blkparse_d_btt']['seconds']:.2f} s "
                 f"| {r['advisor_io_first']['seconds']:.2f} s ({r['advisor_io_first']['blkparse_btt_over_this']}×) "
                 f"| {r['advisor_io_cached']['seconds']:.2f} s ({r['advisor_io_cached']['blkparse_btt_over_this']}×) "
-                f"| {r['blkparse_d_btt']['peak_rss_mib']:.0f} / {r['advisor_io_first']['peak_rss_mib']:.0f} MiB |"
+                f"| {r['blkparse_d_btt']['peak_rss_mib'] or 0:.0f} / {r['advisor_io_first']['peak_rss_mib'] or 0:.0f} MiB |"
             )
     return "\n".join(rows)
 
@@ -439,6 +447,11 @@ def main() -> None:
     }
     if args.append and args.output.exists():
         results = json.loads(args.output.read_text())
+        # A capture measured again replaces its earlier row.
+        again = {os.path.relpath(t.absolute(), ROOT) for t in captures}
+        results["captures"] = [c for c in results["captures"] if c["file"] not in again]
+        again = {os.path.relpath(d.absolute(), ROOT) for d in args.blktrace}
+        results["blktrace"] = [b for b in results.get("blktrace", []) if b["capture"] not in again]
         results.setdefault("invocations", [])
         results["invocations"].append(now)
     else:

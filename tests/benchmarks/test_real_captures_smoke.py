@@ -38,7 +38,12 @@ def test_one_zstd_sample(tmp_path):
     assert 0 < fly["compressed_bytes"] < cap["file_bytes"] < fly["uncompressed_bytes"]
     steps = cap["results"]
     for step in ("floor", "trace_cmd_report", "trace_cmd_report_raw", "parse_only", "ingest", "analyze_first"):
-        assert len(steps[step]["runs"]) == 1 and steps[step]["peak_rss_mib"] > 0
+        assert len(steps[step]["runs"]) == 1
+    # A peak RSS is known only above the script's own (a child's ru_maxrss starts from
+    # its parent's resident size); the advisor's steps load Python, DuckDB and pyarrow.
+    for step in ("parse_only", "ingest", "analyze_first"):
+        assert steps[step]["peak_rss_mib"] > 60
+    assert steps["floor"]["peak_rss_mib"] is None or steps["floor"]["peak_rss_mib"] > 0
     assert set(steps["queries"]) == {"event_counts", "block_latency", "events_per_second"}
     assert cap["cache_bytes"] > 0 and cap["store_bytes"] > 0
     assert "fsync-reclaim-btrfs-v7-zstd.dat" in p.stdout
