@@ -374,9 +374,13 @@ def markdown(caps: list[dict], blk: list[dict]) -> str:
         "| capture | report -R | trace-dump | parse only | **ingest** | **first analyze** | queries | store (ingest -o) | cache | cache / input | Parquet (trace-dump) |",
         "|---|---|---|---|---|---|---|---|---|---|---|",
     ]
+    def mib(step: dict | None) -> str:
+        """A step's peak RSS; "–" when not run or not measurable (see run())."""
+        return "–" if not step or step.get("peak_rss_mib") is None else f"{step['peak_rss_mib']:.0f}"
+
     for c in caps:
         r = c["results"]
-        rss = lambda k: f"{r[k]['peak_rss_mib']:.0f}" if r.get(k, {}).get("peak_rss_mib") is not None else "–"
+        rss = lambda k: mib(r.get(k))  # noqa: E731
         q = " / ".join(format(v["seconds"], ".2f") for v in r["queries"].values())
         q += f" s, {max(v['peak_rss_mib'] or 0 for v in r['queries'].values()):.0f} MiB"
         pq = f"{c['parquet_bytes'] / 1e6:.1f} MB" if "parquet_bytes" in c else "–"
@@ -397,7 +401,7 @@ def markdown(caps: list[dict], blk: list[dict]) -> str:
                 f"| {b['capture']} ({b['file_bytes'] / 1e6:.0f} MB) | {b['records'] / 1e6:.2f} M | {r['blkparse_d_btt']['seconds']:.2f} s "
                 f"| {r['advisor_io_first']['seconds']:.2f} s ({r['advisor_io_first']['blkparse_btt_over_this']}×) "
                 f"| {r['advisor_io_cached']['seconds']:.2f} s ({r['advisor_io_cached']['blkparse_btt_over_this']}×) "
-                f"| {r['blkparse_d_btt']['peak_rss_mib'] or 0:.0f} / {r['advisor_io_first']['peak_rss_mib'] or 0:.0f} MiB |"
+                f"| {mib(r['blkparse_d_btt'])} / {mib(r['advisor_io_first'])} MiB |"
             )
     return "\n".join(rows)
 

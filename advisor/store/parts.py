@@ -71,7 +71,7 @@ def file_name(table: str) -> str:
 #: The Arrow allocator the Parquet encoders use: pyarrow's default (mimalloc in
 #: its Linux wheels) kept ~45 MiB more resident than the system allocator while
 #: ingesting an 8.5 M-event capture (peak RSS 302 against 257 MiB), at the same
-#: speed. The command line makes it every Arrow allocation's (cli/main.py).
+#: speed. The command line makes it every Arrow allocation's (advisor/cli/__init__.py).
 _POOL = pa.system_memory_pool()
 
 
