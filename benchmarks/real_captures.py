@@ -136,13 +136,25 @@ def run(cmd: list[str], env: dict | None = None, cwd: str | None = None) -> tupl
     if code != 0:
         tail = err.decode(errors="replace").strip().splitlines()[-1:] or ["(no message)"]
         raise RuntimeError(f"exit {code}: {' '.join(cmd)}: {tail[0]}")
-    # A child's ru_maxrss starts from this process's resident size when it forked
-    # (the copied address space is the child's until exec): at or below that, the
-    # child's own peak is unknown and the figure would be ours, so None. This
-    # script streams what it reads; only children smaller than it (zstd -d) go
-    # unmeasured.
-    own = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    return wall, usage.ru_maxrss if usage.ru_maxrss > own else None
+    # A child's ru_maxrss starts from the peak resident size of the address space
+    # it was forked with (this process's VmHWM: at exec the kernel keeps the old
+    # one's high-water mark): at or below that, the child's own peak is unknown and
+    # the figure would be ours, so None. This script streams what it reads; only
+    # children smaller than it (zstd -d) go unmeasured.
+    return wall, usage.ru_maxrss if usage.ru_maxrss > _own_peak_kib() else None
+
+
+def _own_peak_kib() -> int:
+    """This process's own peak RSS (VmHWM). Not getrusage(RUSAGE_SELF): that starts
+    from the peak of whatever process started this one (pytest's, under the tests)."""
+    try:
+        with open("/proc/self/status") as f:
+            for line in f:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1])
+    except OSError:
+        pass
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 
 
 def tree_bytes(path: Path) -> int:

@@ -40,7 +40,8 @@ def test_one_zstd_sample(tmp_path):
     for step in ("floor", "trace_cmd_report", "trace_cmd_report_raw", "parse_only", "ingest", "analyze_first"):
         assert len(steps[step]["runs"]) == 1
     # A peak RSS is known only above the script's own (a child's ru_maxrss starts from
-    # its parent's resident size); the advisor's steps load Python, DuckDB and pyarrow.
+    # its parent's peak resident size); the advisor's steps load Python, DuckDB and
+    # pyarrow. Run from here, the script's getrusage() peak is this pytest process's.
     for step in ("parse_only", "ingest", "analyze_first"):
         assert steps[step]["peak_rss_mib"] > 60
     assert steps["floor"]["peak_rss_mib"] is None or steps["floor"]["peak_rss_mib"] > 0
