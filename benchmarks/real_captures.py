@@ -392,13 +392,12 @@ def markdown(caps: list[dict], blk: list[dict]) -> str:
 
     for c in caps:
         r = c["results"]
-        rss = lambda k: mib(r.get(k))  # noqa: E731
         q = " / ".join(format(v["seconds"], ".2f") for v in r["queries"].values())
         q += f" s, {max(v['peak_rss_mib'] or 0 for v in r['queries'].values()):.0f} MiB"
         pq = f"{c['parquet_bytes'] / 1e6:.1f} MB" if "parquet_bytes" in c else "–"
         rows.append(
-            f"| {Path(c['file']).name} | {rss('trace_cmd_report_raw')} | {rss('trace_dump_parquet')} | {rss('parse_only')} "
-            f"| **{rss('ingest')}** | **{rss('analyze_first')}** | {q} | {c['store_bytes'] / 1e6:.1f} MB "
+            f"| {Path(c['file']).name} | {mib(r.get('trace_cmd_report_raw'))} | {mib(r.get('trace_dump_parquet'))} | {mib(r.get('parse_only'))} "
+            f"| **{mib(r.get('ingest'))}** | **{mib(r.get('analyze_first'))}** | {q} | {c['store_bytes'] / 1e6:.1f} MB "
             f"| {c['cache_bytes'] / 1e6:.1f} MB | {c['cache_over_input']}× | {pq} |"
         )
     if blk:
