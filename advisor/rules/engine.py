@@ -102,6 +102,7 @@ def run_rule(con, rule: Rule, release: KernelRelease | None, views: Views | None
         for name in measured:
             unmeasured.pop(name, None)
     signature = check(rule, rule.signature, metrics, set(unmeasured))
+    signature += [c for c in check(rule, rule.signature_when_measured, metrics, set(unmeasured)) if c.holds is not None]
     pattern = check(rule, rule.pattern, metrics, set(unmeasured))
     verdict = decide(status, applicable, signature, pattern)
     # Of several evidence items with one title, the first whose views are there is shown.

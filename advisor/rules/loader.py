@@ -134,6 +134,7 @@ class _Reader:
             thresholds=thresholds,
             pattern=self.conditions(verdict, "pattern", thresholds, metrics),
             signature=self.conditions(verdict, "signature", thresholds, metrics),
+            signature_when_measured=self.conditions(verdict, "signature_when_measured", thresholds, metrics, optional=True),
             messages=self.messages(),
             upgrade=self.get(rec, "upgrade", str, "recommendation"),
             settings=tuple(
@@ -207,9 +208,12 @@ class _Reader:
             out[name] = Threshold(name, self.get(t, "value", float, f"thresholds.{name}"), self.get(t, "text", str, f"thresholds.{name}"))
         return out
 
-    def conditions(self, verdict: dict, key: str, thresholds: dict, metrics: tuple[Metric, ...]) -> tuple[Condition, ...]:
+    def conditions(self, verdict: dict, key: str, thresholds: dict, metrics: tuple[Metric, ...],
+                   optional: bool = False) -> tuple[Condition, ...]:
         names = {m.name for m in metrics}
         out = []
+        if optional and key not in verdict:
+            return ()
         for item in self.get(verdict, key, list, "verdict"):
             if not (isinstance(item, list) and len(item) == 3):
                 self.fail(f"verdict.{key}", f"each condition is [metric, operator, threshold], got {item!r}")

@@ -111,6 +111,10 @@ class Rule:
     references: tuple[str, ...] = field(default=())
     blktrace: str = ""  # what blktrace alone can and cannot show for this problem
     replay: ReplayQuote | None = None  # how a finding quotes `advisor replay`
+    # signature conditions that count only where the capture measures their metric: a
+    # direct sign that older kernels have no event for (page waits: 5.2+) sharpens the
+    # signature where it is recorded and does not hide it where it cannot be
+    signature_when_measured: tuple[Condition, ...] = ()
 
     def threshold_value(self, ref: float | str) -> float:
         return self.thresholds[ref].value if isinstance(ref, str) else float(ref)

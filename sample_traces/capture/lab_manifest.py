@@ -39,11 +39,12 @@ WORKLOADS = {
                                 "fio stopped 1 s later"),
     "btrfs-full-fsync-fallback": ("lab-fsync-memcg-btrfs",
                                   "btrfs on the null_blk disk; 4 fio jobs (psync randwrite bs 4k, own 48 MiB file each, "
-                                  "fsync every 4 writes, 100 IOPS each) for 6 s in a cgroup v2 with memory.max 40 MiB"),
+                                  "fsync every 4 writes, 100 IOPS each) for 6 s in a cgroup v2 with memory.max 16 MiB"),
     "btrfs-delalloc-overflush": ("lab-untar-full-btrfs",
-                                 "btrfs on the null_blk disk filled by a fallocated file until ~60 MiB of data space "
-                                 "is free; tar -xf of a source-tree-like tarball (1,500 text files, "
-                                 "capture/make-src-tarball.py) then sync: metadata reservations overcommit (btrfs_flush_space)"),
+                                 "btrfs on the null_blk disk filled by a fallocated file until ~90 MiB of data space "
+                                 "is free; tar -xf of a source-tree-like tarball (1,500 text files, 3 per mille of them "
+                                 "256 KiB - 8 MiB; 36 MB: capture/make-src-tarball.py OUT 1500 1 3) then sync: metadata "
+                                 "reservations overcommit (btrfs_flush_space)"),
 }
 
 

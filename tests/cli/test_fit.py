@@ -64,7 +64,10 @@ def _legend_matches_headers(text: str) -> list[str]:
         m = LEGEND.match(line)
         if not m:
             continue
-        above = "\n".join(lines[max(0, i - 40) : i])
+        # the table above: back to the blank line before its title (20 evidence rows can
+        # wrap to two lines each at 80 columns)
+        start = max((j for j in range(i) if not lines[j].strip()), default=0)
+        above = "\n".join(lines[start:i])
         for entry in m.group(1).split("; "):
             short, _, full = entry.partition(" = ")
             assert full and re.search(rf"(^|\s){re.escape(short)}(\s|$)", above, re.M), (entry, above)

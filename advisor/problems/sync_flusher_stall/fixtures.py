@@ -4,11 +4,16 @@ from __future__ import annotations
 
 from advisor.problems.fixtures import MS, T0, Case, Snippet
 
-def sync_stall(sync_ns: int, all_work_ns: int, flushers: int = 1) -> Snippet:
+def sync_stall(sync_ns: int, all_work_ns: int, flushers: int = 1, waits: tuple[int, int] | None = None) -> Snippet:
     """sync(2) lasting sync_ns while each of `flushers` flusher threads (one per bdi: a sync
-    across that many filesystems) runs WB_SYNC_ALL work for all_work_ns."""
+    across that many filesystems) runs WB_SYNC_ALL work for all_work_ns. With `waits`
+    (flusher, caller): that many page-writeback waits by the first flusher and by sync's
+    caller during the sync (without: the capture has no page-wait event)."""
     s = Snippet()
     s.event(T0, "sync", 300, "sys_enter_sync", __syscall_nr=162)
+    for who, n in zip((("kworker/u8:2", 30), ("sync", 300)), waits or ()):
+        for i in range(n):
+            s.event(T0 + 1_000 + i, *who, "folio_wait_writeback", name="7:0", ino=100, index=i)
     for f in range(flushers):
         comm, pid, bdi = f"kworker/u8:{2 + f}", 30 + f, f"7:{f}"
         s.event(T0, comm, pid, "writeback_start", name=bdi, nr_pages=1024, sb_dev=0, sync_mode=1,
@@ -30,4 +35,7 @@ CASES = [
          lambda: sync_stall(1_000 * MS, 1_000 * MS), lambda: sync_stall(1_000 * MS, 999 * MS)),
     Case("sync-flusher-stall", "min_stall_fraction", "3.10.108", "3.11",
          lambda: sync_stall(2_000 * MS, 1_000 * MS), lambda: sync_stall(2_002 * MS, 1_000 * MS)),
+    # half the waits by the flusher, then one fewer
+    Case("sync-flusher-stall", "min_flusher_wait_share", "3.10.108", "3.11",
+         lambda: sync_stall(2_000 * MS, 2_000 * MS, waits=(10, 10)), lambda: sync_stall(2_000 * MS, 2_000 * MS, waits=(9, 10))),
 ]

@@ -11,7 +11,16 @@
 # the reverted kernel's snapshot writes more and takes longer but does not livelock.
 # Also tried, and worse: the published benchmark's 4 random writers (their threads took seconds to start
 # on the emulated CPU: under 1 MB was dirty when the snapshot began) and an uncapped
-# sequential writer (it dirtied almost nothing while the snapshot ran on either kernel).
+# sequential writer (it dirtied almost nothing while the snapshot ran on either kernel:
+# fio preallocated its 1 GiB file on the 1 GiB disk, and a buffered write into
+# preallocated space that cannot reserve data space takes the NOCOW path, whose
+# btrfs_check_nocow_lock() fails while the snapshot holds root->snapshot_lock).  Then an
+# uncapped writer without preallocation on a disk slowed to ~16 MB/s (one request in
+# flight, 8 ms each): fio dirtied ~40 MB/s, and on the reverted kernel the untagged
+# flush locked and submitted all 160 MB dirty at the snapshot within its first second
+# (the disk only lengthened the wait for ordered extents after it: 13.6 s): the flush
+# loop runs at ~4x the emulated writer's rate whatever the disk's speed, so no writer
+# here can keep it going.
 #   btrfs-snapshot-livelock.vm.sh VMOUT DISK_SIZE NAME [RATE=8m] [SNAP_AFTER=4] [AFTER=1]
 set -euo pipefail
 source "$(dirname "$(readlink -f "$0")")/lib.vm.sh"
