@@ -43,6 +43,13 @@ BATCH_ROWS = 262_144
 MAX_PENDING_BYTES = 32 << 20
 #: DuckDB's buffer pool during ingest: written blocks beyond it are evicted.
 DUCKDB_MEMORY_LIMIT = "256MB"
+#: Threads that read a trace.dat: one merges the CPUs' events in time order, the
+#: others decode them (parsers/src/tracedat/parallel.rs); $WRITEBACK_ADVISOR_THREADS
+#: sets it, 1 by default. This thread encodes the Parquet files meanwhile: on 2 CPUs
+#: (8.5 M events) the parser alone reads 1.4x faster on two threads, but the whole
+#: ingest is slower (benchmarks/README.md, "Reading on several threads"), and no
+#: machine with more CPUs has measured it yet.
+THREADS_VARIABLE = "WRITEBACK_ADVISOR_THREADS"
 
 #: Tables the parsers emit besides ftrace event tables (in the main schema,
 #: but for blk_views.RAW_TABLES, which are under raw).
@@ -315,6 +322,20 @@ def _load(con, sources, inputs: Inputs, digest: str, progress: Progress | None, 
     )
 
 
+def reader_threads() -> int:
+    """$WRITEBACK_ADVISOR_THREADS, else 1."""
+    value = os.environ.get(THREADS_VARIABLE)
+    if value:
+        try:
+            n = int(value)
+        except ValueError:
+            n = 0
+        if n < 1:
+            raise UsageError(f"${THREADS_VARIABLE}: {value!r} is not a number of threads (1 or more)")
+        return n
+    return 1
+
+
 def _load_source(tables, src, state: _Loaded, progress: Progress | None) -> None:
     specs = src.tables()
     new = {s["name"]: _schema(s["empty"]) for s in specs}
@@ -329,7 +350,7 @@ def _load_source(tables, src, state: _Loaded, progress: Progress | None) -> None
             sch = _schema(empty)
             tables.declare(*_side_target(name), sch)
             state.side[name] = sch
-    batches = src.batches(batch_rows=BATCH_ROWS, max_pending_bytes=MAX_PENDING_BYTES)
+    batches = src.batches(batch_rows=BATCH_ROWS, max_pending_bytes=MAX_PENDING_BYTES, threads=reader_threads())
     for name, reader in batches:
         if name in state.schemas:
             target = ("raw", name)

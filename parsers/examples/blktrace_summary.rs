@@ -19,7 +19,7 @@ fn main() {
     };
     let mut counts: BTreeMap<String, usize> = BTreeMap::new();
     let progress = AtomicU64::new(0);
-    let limits = Limits { batch_rows: 262_144, max_pending_bytes: 64 << 20 };
+    let limits = Limits { batch_rows: 262_144, max_pending_bytes: 64 << 20, threads: 1 };
     let report = src.run(limits, &progress, &mut |name, batch| {
         *counts.entry(name.to_string()).or_default() += batch.num_rows();
     });

@@ -1,9 +1,11 @@
 //! Decode a trace.dat and print per-table row counts and parse stats:
-//! `cargo run --release --example tracedat_summary -- FILE`.
+//! `cargo run --release --example tracedat_summary -- FILE [THREADS]`
+//! (THREADS decoding threads; default 1, decoding on the merging thread).
 
 use std::collections::BTreeMap;
 use std::sync::atomic::AtomicU64;
 
+use advisor_parsers::source::{Limits, TraceSource};
 use advisor_parsers::tracedat::TraceDat;
 
 fn main() {
@@ -19,10 +21,11 @@ fn main() {
     for (k, v) in td.info() {
         println!("info {k} = {v}");
     }
-    let mut dec = td.decoder(65536, 64 << 20);
+    let threads = std::env::args().nth(2).map_or(1, |t| t.parse().expect("THREADS is a number"));
     let mut counts: BTreeMap<String, usize> = BTreeMap::new();
     let progress = AtomicU64::new(0);
-    let report = td.run(&mut dec, &progress, &mut |name, batch| {
+    let limits = Limits { batch_rows: 65536, max_pending_bytes: 64 << 20, threads };
+    let report = Box::new(td).run(limits, &progress, &mut |name, batch| {
         *counts.entry(name.to_string()).or_default() += batch.num_rows();
     });
     for (k, v) in &counts {

@@ -12,7 +12,7 @@ use std::sync::atomic::AtomicU64;
 use crate::data::Data;
 use crate::source::{Limits, TraceSource};
 
-const LIMITS: Limits = Limits { batch_rows: 512, max_pending_bytes: 1 << 20 };
+const LIMITS: Limits = Limits { batch_rows: 512, max_pending_bytes: 1 << 20, threads: 1 };
 
 fn drain(src: Box<dyn TraceSource>) {
     let _ = (src.format(), src.info(), src.specs(), src.side_tables(), src.total_bytes());
@@ -23,11 +23,36 @@ fn drain(src: Box<dyn TraceSource>) {
     std::hint::black_box(report);
 }
 
-/// A trace.dat (any version, any compression).
+/// A trace.dat (any version, any compression), decoded on the merging thread and
+/// on two decoding threads: both must give the same rows, table by table, and the
+/// same report.
 pub fn tracedat(data: &[u8]) {
-    if let Ok(t) = crate::tracedat::TraceDat::from_data(Path::new("fuzz.dat"), Data::Owned(data.to_vec())) {
-        drain(Box::new(t));
+    let open = || crate::tracedat::TraceDat::from_data(Path::new("fuzz.dat"), Data::Owned(data.to_vec()));
+    let Ok(t) = open() else { return };
+    let _ = (t.format(), t.info(), t.specs(), t.side_tables(), t.total_bytes());
+    let (serial, serial_report) = collect(Box::new(t), LIMITS);
+    let Ok(t) = open() else { panic!("the same bytes opened once and not twice") };
+    let (parallel, parallel_report) = collect(Box::new(t), Limits { threads: 2, ..LIMITS });
+    assert_eq!(serial.keys().collect::<Vec<_>>(), parallel.keys().collect::<Vec<_>>(), "tables decoded");
+    for (name, rows) in &serial {
+        assert!(rows == &parallel[name], "table {name}: serial and parallel decoding differ");
     }
+    assert_eq!(format!("{serial_report:?}"), format!("{parallel_report:?}"), "run reports");
+}
+
+/// Every table's rows in one batch, and the run's report.
+pub fn collect(src: Box<dyn TraceSource>, limits: Limits) -> (std::collections::BTreeMap<String, arrow_array::RecordBatch>, crate::tracedat::RunReport) {
+    let mut parts: std::collections::BTreeMap<String, Vec<arrow_array::RecordBatch>> = Default::default();
+    let progress = AtomicU64::new(0);
+    let report = src.run(limits, &progress, &mut |name, b| parts.entry(name.to_string()).or_default().push(b));
+    let whole = parts
+        .into_iter()
+        .map(|(n, v)| {
+            let b = arrow_select::concat::concat_batches(&v[0].schema(), &v).expect("one table's batches share its schema");
+            (n, b)
+        })
+        .collect();
+    (whole, report)
 }
 
 /// One event format description (as in `events/<system>/<event>/format`)

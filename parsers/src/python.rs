@@ -94,8 +94,10 @@ impl Trace {
     }
 
     /// Start decoding; yields (table, reader) pairs. Can be called once.
-    #[pyo3(signature = (batch_rows=65536, max_pending_bytes=64 << 20))]
-    fn batches(&mut self, batch_rows: usize, max_pending_bytes: usize) -> PyResult<Batches> {
+    /// `threads`: how many threads read a trace.dat (1: the parser thread alone; more:
+    /// it merges the CPUs' events and the others decode them; other formats use one).
+    #[pyo3(signature = (batch_rows=65536, max_pending_bytes=64 << 20, threads=1))]
+    fn batches(&mut self, batch_rows: usize, max_pending_bytes: usize, threads: usize) -> PyResult<Batches> {
         let src = self
             .source
             .lock()
@@ -108,7 +110,7 @@ impl Trace {
         let progress = Arc::new(AtomicU64::new(0));
         let report: Arc<Mutex<Option<RunReport>>> = Arc::new(Mutex::new(None));
         let (p, r) = (progress.clone(), report.clone());
-        let limits = Limits { batch_rows: batch_rows.max(1), max_pending_bytes };
+        let limits = Limits { batch_rows: batch_rows.max(1), max_pending_bytes, threads: threads.max(1) };
         let handle = std::thread::Builder::new()
             .name("advisor-parse".into())
             .spawn(move || {

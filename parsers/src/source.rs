@@ -9,19 +9,22 @@ use arrow_schema::SchemaRef;
 
 use crate::error::{ParseError, Result};
 use crate::tracedat::decode::TableSpec;
+use crate::tracedat::parallel::ParallelDecoder;
 use crate::tracedat::{RunReport, TraceDat};
 
-/// Rows per record batch handed to the store, and the cap on decoded bytes
-/// buffered across all event types before the biggest is flushed.
+/// Rows per record batch handed to the store, the cap on decoded bytes
+/// buffered across all event types before the biggest is flushed, and the
+/// threads that decode (trace.dat; 1: on the merging thread itself).
 #[derive(Debug, Clone, Copy)]
 pub struct Limits {
     pub batch_rows: usize,
     pub max_pending_bytes: usize,
+    pub threads: usize,
 }
 
 impl Default for Limits {
     fn default() -> Self {
-        Limits { batch_rows: 65536, max_pending_bytes: 64 << 20 }
+        Limits { batch_rows: 65536, max_pending_bytes: 64 << 20, threads: 1 }
     }
 }
 
@@ -59,6 +62,15 @@ impl TraceSource for TraceDat {
         self.meta.cpus.iter().map(|c| c.size).sum()
     }
     fn run(self: Box<Self>, limits: Limits, progress: &AtomicU64, out: &mut dyn FnMut(&str, RecordBatch)) -> RunReport {
+        if limits.threads > 1 {
+            // The merging thread is one of the threads; the others decode. Each worker's
+            // decoder buffers at most one window: the budget is the joiner's.
+            let decoders = (1..limits.threads).map(|_| self.decoder(limits.batch_rows, limits.max_pending_bytes)).collect();
+            // Without threads to be had (a process limit), decode on this one.
+            if let Ok(mut dec) = ParallelDecoder::new(decoders, limits.batch_rows, limits.max_pending_bytes) {
+                return TraceDat::run(&self, &mut dec, progress, out);
+            }
+        }
         let mut dec = self.decoder(limits.batch_rows, limits.max_pending_bytes);
         TraceDat::run(&self, &mut dec, progress, out)
     }

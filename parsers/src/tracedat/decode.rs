@@ -171,6 +171,40 @@ pub struct DecodeStats {
     pub unknown_ids: HashMap<u32, u64>,
 }
 
+impl DecodeStats {
+    /// Add another decoder's counts (one per decoding thread).
+    pub fn add(&mut self, other: &DecodeStats) {
+        self.truncated_fields += other.truncated_fields;
+        for (id, n) in &other.unknown_ids {
+            *self.unknown_ids.entry(*id).or_default() += n;
+        }
+    }
+}
+
+/// Where the merged events go: a [`Decoder`] on the merging thread, or
+/// [`super::parallel::ParallelDecoder`] sharing the decoding out to threads.
+pub trait EventSink {
+    fn push(&mut self, c: Common, payload: &[u8], out: &mut dyn FnMut(&str, RecordBatch));
+    /// Flush everything still buffered.
+    fn finish(&mut self, out: &mut dyn FnMut(&str, RecordBatch));
+    fn decode_stats(&self) -> &DecodeStats;
+}
+
+impl EventSink for Decoder {
+    #[inline]
+    fn push(&mut self, c: Common, payload: &[u8], out: &mut dyn FnMut(&str, RecordBatch)) {
+        Decoder::push(self, c, payload, out)
+    }
+
+    fn finish(&mut self, out: &mut dyn FnMut(&str, RecordBatch)) {
+        Decoder::finish(self, out)
+    }
+
+    fn decode_stats(&self) -> &DecodeStats {
+        &self.stats
+    }
+}
+
 /// Common-column values of one event.
 #[derive(Debug, Clone, Copy)]
 pub struct Common {

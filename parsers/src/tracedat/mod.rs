@@ -6,6 +6,7 @@ pub mod decode;
 pub mod fields;
 pub mod header;
 pub mod options;
+pub mod parallel;
 pub mod ring;
 
 use std::path::{Path, PathBuf};
@@ -19,7 +20,7 @@ use crate::columns::IntCol;
 use crate::error::{ParseError, Result};
 use crate::stats::{Severity, Stat};
 use cpu::{CpuStream, StreamConfig};
-use decode::{Common, Decoder};
+use decode::{Common, DecodeStats, Decoder, EventSink};
 use header::Metadata;
 use options::Tsc2Nsec;
 use ring::Missed;
@@ -204,7 +205,7 @@ impl TraceDat {
     /// Decode every event, merged across CPUs in time order (ties by CPU, as
     /// trace-cmd does), handing finished batches to `out`. `progress` counts
     /// bytes of CPU data consumed.
-    pub fn run(&self, dec: &mut Decoder, progress: &AtomicU64, out: &mut dyn FnMut(&str, RecordBatch)) -> RunReport {
+    pub fn run<S: EventSink>(&self, dec: &mut S, progress: &AtomicU64, out: &mut dyn FnMut(&str, RecordBatch)) -> RunReport {
         let m = &self.meta;
         let mut cpus = m.cpus.clone();
         cpus.sort_by_key(|c| c.cpu);
@@ -261,7 +262,7 @@ impl TraceDat {
             out(LOST_TABLE, b);
         }
         out(TASKS_TABLE, self.tasks_batch());
-        report.stats = self.stats(&streams, dec);
+        report.stats = self.stats(&streams, dec.decode_stats());
         for (sys, first, why, at) in &self.meta.bad_formats {
             report.damage.push(format!("offset {at:#x}: event format {sys} {first:?} cannot be read, its events are kept raw: {why}"));
         }
@@ -299,7 +300,7 @@ impl TraceDat {
         RecordBatch::try_new(tasks_schema(), vec![pid.finish(), Arc::new(comm.finish()), tgid.finish()]).expect("tasks batch")
     }
 
-    fn stats(&self, streams: &[CpuStream], dec: &Decoder) -> Vec<Stat> {
+    fn stats(&self, streams: &[CpuStream], decoded: &DecodeStats) -> Vec<Stat> {
         let mut v = Vec::new();
         for s in streams {
             let c = Some(s.cpu as i32);
@@ -357,7 +358,7 @@ impl TraceDat {
                 }
             }
         }
-        let mut ids: Vec<_> = dec.stats.unknown_ids.iter().collect();
+        let mut ids: Vec<_> = decoded.unknown_ids.iter().collect();
         ids.sort();
         for (id, n) in ids {
             v.push(Stat::new(
@@ -372,7 +373,7 @@ impl TraceDat {
             "truncated_fields",
             None,
             Severity::Error,
-            dec.stats.truncated_fields,
+            decoded.truncated_fields,
             "field values that did not fit in their event's payload (stored as NULL)",
         ));
         for (sys, first, why, _) in &self.meta.bad_formats {

@@ -1,0 +1,46 @@
+//! Decoding on worker threads must give exactly what decoding on the merging thread
+//! gives: every table's rows in the same order, the same ids, the same report. Every
+//! trace.dat sample, with small batches (many windows, joined again out of order of
+//! arrival) and with the store's batch size.
+
+use std::path::Path;
+
+use advisor_parsers::fuzzing::collect;
+use advisor_parsers::source::Limits;
+use advisor_parsers::tracedat::TraceDat;
+
+fn samples() -> Vec<std::path::PathBuf> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../sample_traces");
+    let mut v: Vec<_> = std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().path()).filter(|p| p.extension().is_some_and(|x| x == "dat")).collect();
+    v.sort();
+    assert!(v.len() >= 10, "trace.dat samples in {}", dir.display());
+    v
+}
+
+fn same(path: &Path, batch_rows: usize, threads: usize) {
+    let serial_limits = Limits { batch_rows, max_pending_bytes: 1 << 20, threads: 1 };
+    let (serial, serial_report) = collect(Box::new(TraceDat::open(path).unwrap()), serial_limits);
+    let (parallel, parallel_report) = collect(Box::new(TraceDat::open(path).unwrap()), Limits { threads, ..serial_limits });
+    let name = path.file_name().unwrap().to_string_lossy();
+    assert_eq!(serial.keys().collect::<Vec<_>>(), parallel.keys().collect::<Vec<_>>(), "{name}: tables");
+    for (table, rows) in &serial {
+        assert!(rows == &parallel[table], "{name}: table {table} differs with {threads} decoding threads");
+    }
+    assert_eq!(serial_report.events, parallel_report.events);
+    assert_eq!(format!("{:?}", serial_report.stats), format!("{:?}", parallel_report.stats), "{name}: stats");
+    assert_eq!(serial_report.damage, parallel_report.damage, "{name}: damage");
+}
+
+#[test]
+fn small_batches_many_windows() {
+    for p in samples() {
+        same(&p, 1000, 3);
+    }
+}
+
+#[test]
+fn store_batches() {
+    for p in samples() {
+        same(&p, 262_144, 2);
+    }
+}
