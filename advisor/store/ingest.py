@@ -46,9 +46,9 @@ DUCKDB_MEMORY_LIMIT = "256MB"
 #: Threads that read a trace.dat: one merges the CPUs' events in time order, the
 #: others decode them (parsers/src/tracedat/parallel.rs); $WRITEBACK_ADVISOR_THREADS
 #: sets it, 1 by default. This thread encodes the Parquet files meanwhile: on 2 CPUs
-#: (8.5 M events) the parser alone reads 1.4x faster on two threads, but the whole
-#: ingest is slower (benchmarks/README.md, "Reading on several threads"), and no
-#: machine with more CPUs has measured it yet.
+#: the parser alone reads 1.1-1.5x faster on two threads, but the whole ingest is
+#: 0.72-0.99x (benchmarks/README.md, "Reading a trace.dat on several threads"), and
+#: no machine with more CPUs has measured it yet.
 THREADS_VARIABLE = "WRITEBACK_ADVISOR_THREADS"
 
 #: Tables the parsers emit besides ftrace event tables (in the main schema,
