@@ -66,7 +66,7 @@ XFAIL: dict[tuple[str, str], str] = {
                                                                 ratio="0.38x", stock_ratio="0.84x", tar="2.08", stock_tar="1.49"),
     (_S.format("revert", 1), "affected"): _SNAPSHOT_RULE.format(late="3.4%"),
     (_S.format("revert", 2), "affected"): _SNAPSHOT_RULE.format(late="2.1%"),
-    (_F.format("revert", 1), "replay:fsync_p99_ms"): _FSYNC_COST.format(extra="0.6 ms", **_F1),
+    (_F.format("revert", 1), "replay:fsync_p99_ms"): _FSYNC_COST.format(extra="0.5 ms", **_F1),
     (_F.format("revert", 2), "replay:fsync_p50_ms"): _FSYNC_COST.format(extra="0.3 ms", **_F2),
     (_F.format("stock", 1), "replay:fsync_p50_ms"): _FSYNC_COST.format(extra="0.5 ms", **_F1),
     (_F.format("stock", 1), "replay:fsync_p99_ms"): _FSYNC_COST.format(extra="1.1 ms", **_F1),
