@@ -25,14 +25,13 @@ import argparse
 import json
 import os
 import shutil
-import statistics
 import sys
 import tempfile
 from datetime import datetime, timezone
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from real_captures import DATA, LOCK, PY, RESULTS, ROOT, advisor_cmd, heavy_lock, run  # noqa: E402
+from real_captures import DATA, LOCK, PY, RESULTS, ROOT, advisor_cmd, heavy_lock, run, summarize  # noqa: E402
 
 PARSE = """
 import sys
@@ -70,11 +69,7 @@ def bench(trace: Path, runs: int, threads: list[int]) -> dict:
         load_after = os.getloadavg()
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
-    res = {}
-    for name, v in samples.items():
-        rss = [r for _, r in v if r is not None]
-        res[name] = {"seconds": round(statistics.median(t for t, _ in v), 3), "all_seconds": [round(t, 3) for t, _ in v],
-                     "peak_rss_mib": round(max(rss) / 1024, 1) if rss else None}
+    res = {name: summarize(v) for name, v in samples.items()}
     one = threads[0]
     for name in res:
         kind, n = name.rsplit("_", 1)

@@ -5,7 +5,7 @@
 
 use std::path::Path;
 
-use advisor_parsers::fuzzing::collect;
+use advisor_parsers::fuzzing::assert_threads_agree;
 use advisor_parsers::source::Limits;
 use advisor_parsers::tracedat::TraceDat;
 
@@ -18,17 +18,8 @@ fn samples() -> Vec<std::path::PathBuf> {
 }
 
 fn same(path: &Path, batch_rows: usize, threads: usize) {
-    let serial_limits = Limits { batch_rows, max_pending_bytes: 1 << 20, threads: 1 };
-    let (serial, serial_report) = collect(Box::new(TraceDat::open(path).unwrap()), serial_limits);
-    let (parallel, parallel_report) = collect(Box::new(TraceDat::open(path).unwrap()), Limits { threads, ..serial_limits });
-    let name = path.file_name().unwrap().to_string_lossy();
-    assert_eq!(serial.keys().collect::<Vec<_>>(), parallel.keys().collect::<Vec<_>>(), "{name}: tables");
-    for (table, rows) in &serial {
-        assert!(rows == &parallel[table], "{name}: table {table} differs with {threads} decoding threads");
-    }
-    assert_eq!(serial_report.events, parallel_report.events);
-    assert_eq!(format!("{:?}", serial_report.stats), format!("{:?}", parallel_report.stats), "{name}: stats");
-    assert_eq!(serial_report.damage, parallel_report.damage, "{name}: damage");
+    let limits = Limits { batch_rows, max_pending_bytes: 1 << 20, threads: 1 };
+    assert_threads_agree(|| TraceDat::open(path).unwrap(), limits, threads, &path.file_name().unwrap().to_string_lossy());
 }
 
 #[test]

@@ -23,7 +23,7 @@ def test_one_sample_at_two_thread_counts(tmp_path):
     (row,) = json.loads((tmp_path / "out.json").read_text())
     assert set(row["results"]) == {"parse_1", "parse_2", "ingest_1", "ingest_2"}
     for step in row["results"].values():
-        assert len(step["all_seconds"]) == 1 and step["seconds"] > 0
+        assert len(step["runs"]) == 1 and step["seconds"] > 0
     assert row["results"]["parse_1"]["speedup_over_1"] == 1.0
     assert "fsync-reclaim-btrfs-v7-zstd.dat" in p.stdout
 
