@@ -35,12 +35,16 @@ PAGES_WRITTEN = View(
     "pages_written",
     "pages written back, one row per page (btrfs extent_writepage)",
     (_TS, *_TASK, Column("ino", "UBIGINT", "inode"), Column("index", "UBIGINT", "page index"),
-     Column("root", "UBIGINT", "btrfs subvolume (root objectid)")),
+     Column("root", "UBIGINT", "btrfs subvolume (root objectid)"),
+     Column("nr_to_write", "BIGINT", "the page budget left in the writeback_control when the page was written: a "
+            "bounded pass counts down from its chunk (1024, 11264); a whole-file flush (fsync, sync, filemap_flush) "
+            "from LONG_MAX (9223372036854775807)")),
     (Source("extent_writepage", (("btrfs:extent_writepage", "btrfs:__extent_writepage"),),
-            _select('ts, pid, comm, ino, "index", root_objectid AS root'), fields=(("ino", "index", "root_objectid"),)),
+            _select('ts, pid, comm, ino, "index", root_objectid AS root, CAST(nr_to_write AS BIGINT) AS nr_to_write'),
+            fields=(("ino", "index", "root_objectid", "nr_to_write"),)),
      Source("extent_writepage", (("btrfs:extent_writepage", "btrfs:__extent_writepage"),),
             _select('ts, pid, comm, ino, "index"'), fields=(("ino", "index"),), provides=("ts", "pid", "comm", "ino", "index"),
-            lacks="the subvolume of each page")),
+            lacks="the subvolume of each page and the writeback budget it was written under")),
 )
 
 

@@ -66,7 +66,7 @@ def test_fires_at_threshold_and_not_below(tmp_path, case):
 
 
 def test_vendor_kernel_is_not_given_a_verdict_it_cannot_support(tmp_path):
-    """Debian's 5.10.0-28 hides its stable point: the over-flush is there, the bug may not be."""
+    """Debian's 5.10.0-28 hides its stable point: the whole-inode flushes are there, the bug may not be."""
     f = finding(tmp_path, "btrfs-delalloc-overflush", delalloc(10, 40), "5.10.0-28-amd64")
     assert f.verdict == "at-risk"
     assert f.kernel.status == "unknown"
@@ -79,6 +79,10 @@ def test_metrics_are_measured_from_the_snippet(tmp_path):
     assert f.metrics["reclaim_requested_bytes"] == 40960
     assert f.metrics["delalloc_flushed_bytes"] == 40 * 4096
     assert f.metrics["overflush_ratio"] == pytest.approx(4.0)
+    assert f.metrics["whole_inode_flush_share"] == pytest.approx(1.0)
+    assert f.metrics["whole_inode_flushed_bytes"] == 40 * 4096
+    assert finding(tmp_path, "btrfs-delalloc-overflush", delalloc(10, 40, whole=10), "5.10.7").metrics[
+        "whole_inode_flush_share"] == pytest.approx(0.25)
     f = finding(tmp_path, "sync-flusher-stall", sync_stall(1_000 * MS, 600 * MS), "3.10")
     assert f.metrics["sync_seconds"] == pytest.approx(1.0)
     assert f.metrics["flusher_sync_all_seconds"] == pytest.approx(0.6)

@@ -1,7 +1,6 @@
 """btrfs metadata reservation sizes (v5.10 ctree.h, delalloc-space.c, inode.c) and the
 feed of a writer that reads its data from a decompressor: what a synthetic workload and
-the reservation loop (policies/delalloc_loop.py) share. Kept out of the policies package,
-whose import loads the replay engine (numba): the CLI lists workloads without it."""
+the reservation loop (closed_loop.py) share."""
 
 from __future__ import annotations
 

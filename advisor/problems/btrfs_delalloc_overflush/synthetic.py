@@ -6,7 +6,7 @@ tar is one task creating the files one after another, each with one buffered wri
 data, fed through a pipe by the decompressor (a second process: `tar xJf` runs `xz -d`),
 which runs ahead of tar by at most the pipe's 64 KiB (pipe(7)). File sizes are
 log-normal with the given median and total/files as mean. Every create and write reserves
-btrfs metadata; the reservation loop itself is replayed (policies/delalloc_loop.py), so
+btrfs metadata; the reservation loop itself is replayed (closed_loop.py), so
 this workload has no recorded flush requests: the policy decides how many there are.
 """
 
