@@ -34,8 +34,8 @@ _D = "lab-btrfs-delalloc-overflush-{}-run{}-v7-zstd.dat"
 _DELALLOC_STEPS = (
     "the replay keeps the capture's own reclaim requests: the stock kernel asked {stock_steps} times, and "
     "whole inodes flushed as 5.10 does (4 a loop for a 640 KiB request, up to 3 loops; the reverted kernel's "
-    "steps wrote 12 inodes each, median) write {predicted} MB there; the reverted kernel, freeing less per step, asked {steps} times and wrote {measured} MB "
-    "during them. How often reclaim is asked depends on the policy, which only a closed loop over the "
+    "steps wrote 12 inodes each, median) write {predicted} MB there; the reverted kernel, freeing less per step, "
+    "asked {steps} times and wrote {measured} MB during them. How often reclaim is asked depends on the policy, which only a closed loop over the "
     "reservations (not in the capture) could replay")
 _F, _S, _Y, _T = ("lab-btrfs-full-fsync-fallback-{}-run{}-v7-zstd.dat", "lab-btrfs-snapshot-livelock-{}-run{}-v7-zstd.dat",
                   "lab-sync-flusher-stall-{}-run{}-v7-zstd.dat", "lab-stable-page-wait-{}-run{}-v7-zstd.dat")

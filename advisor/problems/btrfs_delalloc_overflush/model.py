@@ -10,13 +10,13 @@ metadata items to reclaim (2 per 256 KiB asked), which start_delalloc_inodes cou
 A capture is replayed open-loop: at each space flush request it recorded (btrfs_flush_space
 FLUSH_DELALLOC* states, num_bytes asked), the data pages dirty when the step began (oldest
 inode first) are written: `flush-inodes` writes `items` whole inodes a loop (up to 3
-loops, _whole_inodes), `flush-pages` about num_bytes of their pages. btrfs_flush_space is traced when the step
-ends, after the step's own writeback, so "dirty when it began" counts the capture's
-writebacks only up to the step's start (the task's previous step; FlushRequests.since),
-and a page this replay flushed stays clean until it is dirtied again. The reserving task
-waits for that IO (device model, one merged batch). The capture's requests stay as
-recorded: what each policy flushes would have changed when the next request came, which
-a capture cannot tell.
+loops, _whole_inodes), `flush-pages` about num_bytes of their pages. btrfs_flush_space is
+traced when the step ends, after the step's own writeback, so "dirty when it began"
+counts the capture's writebacks only up to the step's start (the task's previous step;
+FlushRequests.since), and a page this replay flushed stays clean until it is dirtied
+again. The reserving task waits for that IO (device model, one merged batch). The
+capture's requests stay as recorded: what each policy flushes would have changed when
+the next request came, which a capture cannot tell.
 
 A synthetic workload that carries its metadata reservations (`untar`) is replayed
 closed-loop instead (closed_loop.py): the writer's tickets, the async reclaim worker and
