@@ -30,16 +30,23 @@ pub fn tracedat(data: &[u8]) {
     let open = || crate::tracedat::TraceDat::from_data(Path::new("fuzz.dat"), Data::Owned(data.to_vec()));
     let Ok(t) = open() else { return };
     let _ = (t.format(), t.info(), t.specs(), t.side_tables(), t.total_bytes());
-    drop(t);
-    assert_threads_agree(|| open().expect("the same bytes opened once and not twice"), LIMITS, 2, "fuzz.dat");
+    let again = open().expect("the same bytes opened once and not twice");
+    assert_threads_agree(t, again, LIMITS, 2, "fuzz.dat");
 }
 
-/// Decode what `open` opens on one thread and on `threads` (with `limits`' batch sizes):
-/// the same tables, each with the same rows in the same order, and the same report.
-pub fn assert_threads_agree(open: impl Fn() -> crate::tracedat::TraceDat, limits: Limits, threads: usize, what: &str) {
+/// Decode one opening of a trace on one thread and another opening of it on `threads`
+/// (with `limits`' batch sizes): the same tables, each with the same rows in the same
+/// order, and the same report.
+pub fn assert_threads_agree(
+    serial: crate::tracedat::TraceDat,
+    parallel: crate::tracedat::TraceDat,
+    limits: Limits,
+    threads: usize,
+    what: &str,
+) {
     let serial_limits = Limits { threads: 1, ..limits };
-    let (serial, serial_report) = collect(Box::new(open()), serial_limits);
-    let (parallel, parallel_report) = collect(Box::new(open()), Limits { threads, ..serial_limits });
+    let (serial, serial_report) = collect(Box::new(serial), serial_limits);
+    let (parallel, parallel_report) = collect(Box::new(parallel), Limits { threads, ..serial_limits });
     assert_eq!(serial.keys().collect::<Vec<_>>(), parallel.keys().collect::<Vec<_>>(), "{what}: tables decoded");
     for (table, rows) in &serial {
         assert!(rows == &parallel[table], "{what}: table {table} differs with {threads} decoding threads");

@@ -19,7 +19,8 @@ fn samples() -> Vec<std::path::PathBuf> {
 
 fn same(path: &Path, batch_rows: usize, threads: usize) {
     let limits = Limits { batch_rows, max_pending_bytes: 1 << 20, threads: 1 };
-    assert_threads_agree(|| TraceDat::open(path).unwrap(), limits, threads, &path.file_name().unwrap().to_string_lossy());
+    let (serial, parallel) = (TraceDat::open(path).unwrap(), TraceDat::open(path).unwrap());
+    assert_threads_agree(serial, parallel, limits, threads, &path.file_name().unwrap().to_string_lossy());
 }
 
 #[test]
