@@ -52,7 +52,7 @@ DUCKDB_MEMORY_LIMIT = "256MB"
 THREADS_VARIABLE = "WRITEBACK_ADVISOR_THREADS"
 
 #: Tables the parsers emit besides ftrace event tables (in the main schema,
-#: but for blk_views.RAW_TABLES, which are under raw).
+#: but for _RAW_SIDE_TABLES, which are under raw).
 SIDE_TABLES = {
     "tasks",
     "lost_events",
@@ -64,7 +64,10 @@ SIDE_TABLES = {
     "blk_lost_events",
     "blk_tasks",
     "blk_devices",
+    "syscall_spans",
 }
+#: Side tables read only through views (advisor/views/spans.py), kept under raw.
+_RAW_SIDE_TABLES = (*blk_views.RAW_TABLES, "syscall_spans")
 
 Progress = Callable[[int, int], None]
 
@@ -393,9 +396,9 @@ def _load_source(tables, src, state: _Loaded, progress: Progress | None) -> None
 
 
 def _side_target(name: str) -> tuple[str, str]:
-    """Where a side table is stored: the lean blktrace tables under raw (the
-    main schema has views of them), the others in main."""
-    return ("raw" if name in blk_views.RAW_TABLES else "main", name)
+    """Where a side table is stored: the lean blktrace tables and the syscall spans
+    under raw (the main schema has views of them), the others in main."""
+    return ("raw" if name in _RAW_SIDE_TABLES else "main", name)
 
 
 def _facts(inputs: Inputs, digest: str, state: _Loaded) -> dict[str, str]:

@@ -19,6 +19,11 @@ class Present:
     tables: dict[str, tuple[str, int]] = field(default_factory=dict)
     columns: dict[str, set[str]] = field(default_factory=dict)
     text_capture: bool = False
+    #: "syscalls:sys_enter_write" → its argument fields in order (fd, buf, count): the
+    #: positions of `raw.syscall_spans`' arg0, arg1 ...
+    syscall_args: dict[str, list[str]] = field(default_factory=dict)
+    #: The store has the syscalls paired at ingest (`raw.syscall_spans`).
+    paired_syscalls: bool = False
 
     @classmethod
     def of(cls, con, events: set[str] | None = None, tables: tuple[str, ...] = (), hide: frozenset[str] = frozenset()) -> "Present":
@@ -27,11 +32,19 @@ class Present:
         `hide`: events to treat as not recorded ("system:event"), to see what a capture
         without them would show."""
         out = cls()
-        for system, event, table, n in con.execute("SELECT system, event, table_name, events FROM event_formats").fetchall():
+        formats = con.execute("SELECT system, event, table_name, events, CASE WHEN system = 'syscalls' AND event LIKE 'sys_enter_%' "
+                              "THEN [f.name FOR f IN fields IF NOT starts_with(f.name, 'common_') AND f.name <> '__syscall_nr'] END "
+                              "FROM event_formats").fetchall()
+        for system, event, table, n, args in formats:
             if f"{system}:{event}" in hide or any(h.endswith(f":{event}") for h in hide if not system):
                 continue
             out.tables[f"{system or '*'}:{event}"] = (table, int(n or 0))
             out.text_capture |= not system
+            if args is not None:
+                out.syscall_args[f"{system}:{event}"] = list(args)
+        out.paired_syscalls = bool(con.execute(
+            "SELECT count(*) FROM duckdb_tables() WHERE database_name = current_database() AND schema_name = 'raw' AND table_name = 'syscall_spans'").fetchone()[0]
+            + con.execute("SELECT count(*) FROM duckdb_views() WHERE database_name = current_database() AND schema_name = 'raw' AND view_name = 'syscall_spans'").fetchone()[0])
         wanted = None
         if events is not None:
             wanted = [f[0] for f in (out.find(e) for e in events) if f] + list(tables)

@@ -9,6 +9,11 @@ open too: their duration is unknown, not zero.
 Capture order is (ts, id): where the trace clock does not advance between two events
 (an emulated CPU's clock often doesn't), an exit and the task's next enter share a
 timestamp, and the ring buffer's order (id) tells them apart.
+
+A trace.dat's syscalls are paired this way by the parser while it reads the capture
+(`raw.syscall_spans`), holding only the calls still open; text captures are paired
+here, in one SQL window over their enters and exits (which holds all of them: 0.7 GiB
+for the 5.2 M events of 2.6 M write(2) calls).
 """
 
 from __future__ import annotations
@@ -40,6 +45,8 @@ def span_sql(syscalls: tuple[str, ...], present: Present, where: str | None = No
     """The spans of every syscall of `syscalls` whose enter and exit were both recorded;
     `where` filters the enter events' fields; `extra`: enter fields to keep (NULL when a
     syscall's enter event lacks them)."""
+    if present.paired_syscalls:
+        return _paired_sql(syscalls, present, where, extra)
     enters, exits = [], []
     for sc in syscalls:
         e, x = present.find(f"syscalls:sys_enter_{sc}"), present.find(f"syscalls:sys_exit_{sc}")
@@ -72,6 +79,39 @@ def span_sql(syscalls: tuple[str, ...], present: Present, where: str | None = No
                CASE WHEN next_is_exit THEN next_ret END AS ret,
                coalesce(next_is_exit, false) AS complete{keep}
         FROM nxt WHERE NOT is_exit"""
+
+
+def _paired_sql(syscalls: tuple[str, ...], present: Present, where: str | None, extra: tuple[str, ...]) -> str:
+    """The same spans from the pairs the parser made while reading the capture
+    (`raw.syscall_spans`, parsers/src/tracedat/spans.rs: the same rule, in capture
+    order, holding only the calls still open), so no query holds every enter and exit.
+    The enter's fields are its arguments by position: sys_enter_write's format lists
+    fd, buf, count, so count is arg2."""
+    branches, columns = [], {f: [] for f in extra}
+    for sc in syscalls:
+        enter = f"syscalls:sys_enter_{sc}"
+        if present.find(enter) is None or present.find(f"syscalls:sys_exit_{sc}") is None:
+            continue
+        args = present.syscall_args.get(enter, [])
+        if where and not _fields_of(where) <= set(args):
+            continue
+        cond = f"s.syscall = '{sc}'"
+        if where:
+            cond += " AND (" + re.sub(r"[a-z_][a-z0-9_]*", lambda m: f"s.arg{args.index(m[0])}" if m[0] in args else m[0], where) + ")"
+        branches.append(f"({cond})")
+        for f in extra:
+            if f in args:
+                columns[f].append(f"WHEN '{sc}' THEN s.arg{args.index(f)}")
+    if not branches:
+        cols = [f"NULL::{c.type} AS {c.name}" for c in SPAN_COLUMNS] + [f"NULL AS {ident(f)}" for f in extra]
+        return f"SELECT {', '.join(cols)} WHERE false"
+    fields = "".join(f", CASE s.syscall {' '.join(w)} END AS {ident(f)}" if w else f", NULL::BIGINT AS {ident(f)}"
+                     for f, w in columns.items())
+    return f"""
+        SELECT s.pid, coalesce(s.tgid, t.tgid) AS tgid, t.comm, s.syscall, s.start_ts, s.end_ts, s.end_ts - s.start_ts AS dur_ns,
+               s.ret, s.exit_id IS NOT NULL AS complete{fields}
+        FROM raw.syscall_spans s LEFT JOIN tasks t ON t.pid = s.pid
+        WHERE {" OR ".join(branches)}"""
 
 
 def _fields_of(where: str) -> set[str]:

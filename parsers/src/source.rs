@@ -55,8 +55,13 @@ impl TraceSource for TraceDat {
         self.decoder(1, 1).specs
     }
     fn side_tables(&self) -> Vec<(&'static str, SchemaRef)> {
-        use crate::tracedat::{decode, lost_schema, tasks_schema, LOST_TABLE, TASKS_TABLE};
-        vec![(TASKS_TABLE, tasks_schema()), (LOST_TABLE, lost_schema()), (decode::UNKNOWN_TABLE, decode::Decoder::unknown_schema())]
+        use crate::tracedat::{decode, lost_schema, spans, tasks_schema, LOST_TABLE, TASKS_TABLE};
+        vec![
+            (TASKS_TABLE, tasks_schema()),
+            (LOST_TABLE, lost_schema()),
+            (decode::UNKNOWN_TABLE, decode::Decoder::unknown_schema()),
+            (spans::SPANS_TABLE, spans::spans_schema()),
+        ]
     }
     fn total_bytes(&self) -> u64 {
         self.meta.cpus.iter().map(|c| c.size).sum()

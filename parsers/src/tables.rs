@@ -27,6 +27,7 @@ pub const RESERVED: &[&str] = &[
     "writeback_passes",
     "flush_space",
     "tasks",
+    "syscall_spans",
 ];
 
 /// The common columns, in order.

@@ -2,9 +2,16 @@
 
 from __future__ import annotations
 
+import dataclasses
+
+import pytest
+
 from advisor.problems.fixtures import MS, T0, Snippet
 from advisor.store import open_store, store_for
-from advisor.views import attach
+from advisor.views import CATALOG, attach
+from advisor.views.model import build
+from advisor.views.present import Present
+from tests.conftest import sample_ids
 
 
 def spans(tmp_path, snippet: Snippet) -> list[tuple]:
@@ -40,3 +47,41 @@ def test_a_lost_exit_leaves_its_span_open(tmp_path):
     fsync_exit(s, T0 + 3 * MS)
     fsync_enter(s, T0 + 4 * MS)  # still running when the capture ends
     assert spans(tmp_path, s) == [(T0, None, None, False), (T0 + 2 * MS, T0 + 3 * MS, MS, True), (T0 + 4 * MS, None, None, False)]
+
+
+SPAN_VIEWS = ("sync_ops", "fsync_ops", "snapshot_ops", "write_ops", "sync_file_range_ops")
+
+
+@pytest.mark.parametrize("sample", sample_ids("trace.dat"))
+def test_the_parsers_pairs_equal_the_sql_window(store_of, sample):
+    """trace.dat stores carry the syscalls paired while the capture was read
+    (raw.syscall_spans); every span view built from them has exactly the rows the SQL
+    window over the enter and exit events gives."""
+    with open_store(store_of(sample)) as con:
+        present = Present.of(con)
+        assert present.paired_syscalls
+        window = dataclasses.replace(present, paired_syscalls=False)
+        checked = 0
+        for name in SPAN_VIEWS:
+            built = build(CATALOG[name], present)
+            if not built.available:
+                continue
+            paired, windowed = built.sql(present), built.sql(window)
+            if paired == windowed:  # filled from other events (sync_ops from the flusher's work)
+                continue
+            n = con.execute(f"SELECT count(*) FROM ({paired})").fetchone()[0]
+            assert n == con.execute(f"SELECT count(*) FROM ({windowed})").fetchone()[0], name
+            for a, b in ((paired, windowed), (windowed, paired)):
+                assert con.execute(f"SELECT count(*) FROM (({a}) EXCEPT ALL ({b}))").fetchone()[0] == 0, name
+            checked += n
+        spans = con.execute("SELECT count(*) FROM raw.syscall_spans").fetchone()[0]
+        assert checked <= spans
+
+
+def test_captures_with_many_calls_are_paired(store_of):
+    """The comparison above is not vacuous: the samples hold thousands of paired calls."""
+    total = 0
+    for sample in sample_ids("trace.dat"):
+        with open_store(store_of(sample)) as con:
+            total += con.execute("SELECT count(*) FROM raw.syscall_spans WHERE exit_id IS NOT NULL").fetchone()[0]
+    assert total > 10_000

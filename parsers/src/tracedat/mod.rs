@@ -8,6 +8,7 @@ pub mod header;
 pub mod options;
 pub mod parallel;
 pub mod ring;
+pub mod spans;
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -53,6 +54,8 @@ pub struct RunReport {
 
 pub const LOST_TABLE: &str = "lost_events";
 pub const TASKS_TABLE: &str = "tasks";
+/// Rows per `syscall_spans` batch.
+const SPAN_BATCH_ROWS: usize = 65536;
 /// Default [`TraceDat::release_step`].
 pub const RELEASE_STEP: u64 = 4 << 20;
 
@@ -221,6 +224,7 @@ impl TraceDat {
         let conv = self.time_conv();
         let mut merge = Merge::new(streams.iter_mut().map(|s| s.next_event().map(|e| (conv.ns(e.raw_ts), e))).collect());
         let mut lost = LostBuilder::default();
+        let mut spans = spans::SpanPairer::new(&m.formats, m.endian, SPAN_BATCH_ROWS);
         // Per stream: the file offset up to which its mapped bytes were released.
         let mut released: Vec<u64> = cpus.iter().filter(|c| c.size > 0).map(|c| c.offset).collect();
         let mut id: u64 = 0;
@@ -230,7 +234,11 @@ impl TraceDat {
             if e.missed != Missed::None {
                 lost.push(s.cpu, ts, e.missed, Some(id));
             }
-            dec.push(Common { id, ts, cpu: s.cpu as i32 }, s.payload(&e), out);
+            let common = Common { id, ts, cpu: s.cpu as i32 };
+            if spans.is_active() {
+                spans.push(common, s.payload(&e), out);
+            }
+            dec.push(common, s.payload(&e), out);
             if report.first_ts.is_none() {
                 report.first_ts = Some(ts);
             }
@@ -251,6 +259,7 @@ impl TraceDat {
         }
         progress.store(streams.iter().map(|s| s.consumed()).sum(), Ordering::Relaxed);
         dec.finish(out);
+        spans.finish(out);
         report.events = id;
         // Losses flagged on pages that had no event to carry them.
         for s in &streams {
@@ -263,6 +272,15 @@ impl TraceDat {
         }
         out(TASKS_TABLE, self.tasks_batch());
         report.stats = self.stats(&streams, dec.decode_stats());
+        if spans.evicted > 0 {
+            report.stats.push(Stat::new(
+                "syscall_spans_unpaired",
+                None,
+                Severity::DataLoss,
+                spans.evicted,
+                "syscalls left unpaired (no end) because more calls were open at once than a system runs tasks",
+            ));
+        }
         for (sys, first, why, at) in &self.meta.bad_formats {
             report.damage.push(format!("offset {at:#x}: event format {sys} {first:?} cannot be read, its events are kept raw: {why}"));
         }

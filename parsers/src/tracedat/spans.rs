@@ -1,0 +1,419 @@
+//! Syscalls paired from enter to exit while the capture is read.
+//!
+//! `syscalls:sys_enter_write` and `syscalls:sys_exit_write` are two events; what a
+//! user waits on is the span between them. Pairing them afterwards in SQL means a
+//! window over every enter and exit (on a dd trace with 2.6 M write(2) calls, 5.2 M
+//! rows held at once: 0.7 GiB). Here they are paired as the merge hands the events
+//! on in capture order, holding only the calls still open: one per task and syscall.
+//!
+//! The rule, per task and syscall: an enter opens a span; the task's next event of
+//! that syscall closes it. An exit completes it (its `ret` is kept); another enter
+//! means the exit was lost, and the first span stays open (no end) rather than
+//! borrowing a later exit. An exit with nothing open is dropped (its enter was before
+//! the capture began). Spans still open when the capture ends have no end either.
+//!
+//! The enter's arguments are kept positionally (`arg0` is the first field after
+//! `__syscall_nr`), each read with its own field's size and sign: `sys_enter_write`
+//! has `fd`, `buf`, `count`, so `count` is `arg2`. The event's format, kept in the
+//! store, names them.
+
+use std::sync::Arc;
+
+use arrow_array::builder::StringBuilder;
+use arrow_array::{ArrayRef, RecordBatch};
+use arrow_schema::{DataType, Field, Schema, SchemaRef};
+use rustc_hash::FxHashMap;
+
+use super::decode::Common;
+use crate::bytes::Endian;
+use crate::columns::Ints;
+use crate::format::{EventFormat, FieldDef, FieldKind};
+
+pub const SPANS_TABLE: &str = "syscall_spans";
+/// Arguments kept per call: the most any syscall has.
+pub const MAX_ARGS: usize = 6;
+/// Open calls held at most. A real system has one per task inside a traced syscall;
+/// past this (only a damaged or crafted file gets there), every open call is handed
+/// on as open and the pairing starts afresh, so memory stays bounded.
+const MAX_OPEN: usize = 1 << 18;
+
+pub fn spans_schema() -> SchemaRef {
+    let mut f = vec![
+        Field::new("syscall", DataType::Utf8, false),
+        Field::new("pid", DataType::Int32, false),
+        // Only kernels whose events carry common_tgid (some vendor kernels) fill it.
+        Field::new("tgid", DataType::Int32, true),
+        Field::new("enter_id", DataType::UInt64, false),
+        Field::new("start_ts", DataType::Int64, false),
+        Field::new("exit_id", DataType::UInt64, true),
+        Field::new("end_ts", DataType::Int64, true),
+        Field::new("ret", DataType::Int64, true),
+    ];
+    f.extend((0..MAX_ARGS).map(|i| Field::new(format!("arg{i}"), DataType::Int64, true)));
+    Arc::new(Schema::new(f))
+}
+
+/// Where an integer sits in one event type's payload, and how to read it.
+#[derive(Clone, Copy)]
+struct IntField {
+    offset: usize,
+    size: usize,
+    signed: bool,
+}
+
+impl IntField {
+    fn of(f: &FieldDef) -> Option<IntField> {
+        match f.kind {
+            FieldKind::Int { size, signed } if matches!(size, 1 | 2 | 4 | 8) => {
+                Some(IntField { offset: f.offset as usize, size: size as usize, signed })
+            }
+            _ => None,
+        }
+    }
+
+    /// The value as i64 (an unsigned 8-byte value keeps its bits), None when the
+    /// payload is too short.
+    #[inline]
+    fn read(self, p: &[u8], e: Endian) -> Option<i64> {
+        let b = p.get(self.offset..self.offset + self.size)?;
+        let v = e.uint(b, self.size);
+        let shift = 64 - 8 * self.size as u32;
+        Some(if self.signed && shift > 0 { ((v << shift) as i64) >> shift } else { v as i64 })
+    }
+}
+
+enum Kind {
+    Enter { call: u16, pid: IntField, tgid: Option<IntField>, args: Vec<Option<IntField>> },
+    Exit { call: u16, pid: IntField, ret: Option<IntField> },
+}
+
+struct Open {
+    tgid: Option<i64>,
+    enter_id: u64,
+    ts: i64,
+    args: [Option<i64>; MAX_ARGS],
+}
+
+/// Pairs syscall enters and exits; see the module doc.
+pub struct SpanPairer {
+    endian: Endian,
+    /// Event type id → index into `kinds` + 1 (0: not a paired syscall event).
+    by_id: Vec<u16>,
+    kinds: Vec<Kind>,
+    names: Vec<String>,
+    open: FxHashMap<(i32, u16), Open>,
+    rows: Rows,
+    batch_rows: usize,
+    /// Open calls handed on early because `MAX_OPEN` was reached.
+    pub evicted: u64,
+}
+
+impl SpanPairer {
+    /// Pairs every syscall whose enter and exit formats are both in `formats`.
+    pub fn new(formats: &[EventFormat], endian: Endian, batch_rows: usize) -> Self {
+        let name_of = |f: &EventFormat, prefix: &str| -> Option<String> {
+            (f.system == "syscalls").then(|| f.name.strip_prefix(prefix).map(str::to_string)).flatten()
+        };
+        let exits: Vec<String> = formats.iter().filter_map(|f| name_of(f, "sys_exit_")).collect();
+        let mut names: Vec<String> = formats.iter().filter_map(|f| name_of(f, "sys_enter_")).filter(|n| exits.contains(n)).collect();
+        names.sort();
+        names.dedup();
+        names.truncate(u16::MAX as usize);
+        let mut by_id = vec![0u16; 65536];
+        let mut kinds = Vec::new();
+        for f in formats {
+            let Some(pid) = f.field("common_pid").and_then(IntField::of) else { continue };
+            let (enter, name) = match (name_of(f, "sys_enter_"), name_of(f, "sys_exit_")) {
+                (Some(n), _) => (true, n),
+                (_, Some(n)) => (false, n),
+                _ => continue,
+            };
+            let Some(call) = names.iter().position(|n| *n == name) else { continue };
+            let call = call as u16;
+            let kind = if enter {
+                let args =
+                    f.fields.iter().filter(|x| !x.is_common() && x.name != "__syscall_nr").take(MAX_ARGS).map(IntField::of).collect();
+                Kind::Enter { call, pid, tgid: f.field("common_tgid").and_then(IntField::of), args }
+            } else {
+                Kind::Exit { call, pid, ret: f.field("ret").and_then(IntField::of) }
+            };
+            // A later format with the same id wins, as in the decoder.
+            if let Some(slot) = by_id.get_mut(f.id as usize) {
+                kinds.push(kind);
+                *slot = kinds.len() as u16;
+            }
+        }
+        SpanPairer {
+            endian,
+            by_id,
+            kinds,
+            names,
+            open: FxHashMap::default(),
+            rows: Rows::new(batch_rows.clamp(1, 65536)),
+            batch_rows: batch_rows.max(1),
+            evicted: 0,
+        }
+    }
+
+    /// Does this capture have any syscall to pair?
+    pub fn is_active(&self) -> bool {
+        !self.kinds.is_empty()
+    }
+
+    #[inline]
+    pub fn push(&mut self, c: Common, p: &[u8], out: &mut dyn FnMut(&str, RecordBatch)) {
+        if p.len() < 2 {
+            return;
+        }
+        let k = self.by_id[self.endian.u16([p[0], p[1]]) as usize];
+        if k == 0 {
+            return;
+        }
+        match &self.kinds[k as usize - 1] {
+            Kind::Enter { call, pid, tgid, args } => {
+                let Some(pid) = pid.read(p, self.endian) else { return };
+                let mut vals = [None; MAX_ARGS];
+                for (v, a) in vals.iter_mut().zip(args) {
+                    *v = a.and_then(|a| a.read(p, self.endian));
+                }
+                let key = (pid as i32, *call);
+                let tgid = tgid.and_then(|t| t.read(p, self.endian));
+                let new = Open { tgid, enter_id: c.id, ts: c.ts, args: vals };
+                if let Some(lost_exit) = self.open.insert(key, new) {
+                    self.emit(key, lost_exit, None, out);
+                }
+                if self.open.len() > MAX_OPEN {
+                    self.evict(out);
+                }
+            }
+            Kind::Exit { call, pid, ret } => {
+                let Some(pid) = pid.read(p, self.endian) else { return };
+                let key = (pid as i32, *call);
+                if let Some(o) = self.open.remove(&key) {
+                    let ret = ret.and_then(|r| r.read(p, self.endian));
+                    self.emit(key, o, Some((c, ret)), out);
+                }
+            }
+        }
+    }
+
+    fn emit(&mut self, (pid, call): (i32, u16), o: Open, exit: Option<(Common, Option<i64>)>, out: &mut dyn FnMut(&str, RecordBatch)) {
+        self.rows.push(&self.names[call as usize], pid, &o, exit);
+        if self.rows.len >= self.batch_rows {
+            out(SPANS_TABLE, self.rows.finish());
+        }
+    }
+
+    /// Hand on every open call, oldest first.
+    fn evict(&mut self, out: &mut dyn FnMut(&str, RecordBatch)) {
+        let mut open: Vec<((i32, u16), Open)> = self.open.drain().collect();
+        open.sort_by_key(|(_, o)| o.enter_id);
+        self.evicted += open.len() as u64;
+        for (key, o) in open {
+            self.emit(key, o, None, out);
+        }
+    }
+
+    /// Hand on the calls still open (the capture ended before they returned).
+    pub fn finish(&mut self, out: &mut dyn FnMut(&str, RecordBatch)) {
+        let evicted = self.evicted;
+        self.evict(out);
+        self.evicted = evicted;
+        if self.rows.len > 0 {
+            out(SPANS_TABLE, self.rows.finish());
+        }
+    }
+}
+
+/// The `syscall_spans` columns being filled.
+struct Rows {
+    len: usize,
+    syscall: StringBuilder,
+    pid: Ints<i32>,
+    tgid: Ints<i32>,
+    enter_id: Ints<u64>,
+    start_ts: Ints<i64>,
+    exit_id: Ints<u64>,
+    end_ts: Ints<i64>,
+    ret: Ints<i64>,
+    args: Vec<Ints<i64>>,
+}
+
+impl Rows {
+    fn new(cap: usize) -> Self {
+        Rows {
+            len: 0,
+            syscall: StringBuilder::with_capacity(cap, cap * 8),
+            pid: Ints::new(DataType::Int32, cap),
+            tgid: Ints::new(DataType::Int32, cap),
+            enter_id: Ints::new(DataType::UInt64, cap),
+            start_ts: Ints::new(DataType::Int64, cap),
+            exit_id: Ints::new(DataType::UInt64, cap),
+            end_ts: Ints::new(DataType::Int64, cap),
+            ret: Ints::new(DataType::Int64, cap),
+            args: (0..MAX_ARGS).map(|_| Ints::new(DataType::Int64, cap)).collect(),
+        }
+    }
+
+    fn push(&mut self, name: &str, pid: i32, o: &Open, exit: Option<(Common, Option<i64>)>) {
+        self.len += 1;
+        self.syscall.append_value(name);
+        self.pid.push(pid);
+        match o.tgid {
+            Some(t) => self.tgid.push(t as i32),
+            None => self.tgid.push_null(),
+        }
+        self.enter_id.push(o.enter_id);
+        self.start_ts.push(o.ts);
+        match exit {
+            Some((c, ret)) => {
+                self.exit_id.push(c.id);
+                self.end_ts.push(c.ts);
+                match ret {
+                    Some(r) => self.ret.push(r),
+                    None => self.ret.push_null(),
+                }
+            }
+            None => {
+                self.exit_id.push_null();
+                self.end_ts.push_null();
+                self.ret.push_null();
+            }
+        }
+        for (col, v) in self.args.iter_mut().zip(o.args) {
+            match v {
+                Some(v) => col.push(v),
+                None => col.push_null(),
+            }
+        }
+    }
+
+    fn finish(&mut self) -> RecordBatch {
+        self.len = 0;
+        let mut cols: Vec<ArrayRef> = vec![
+            Arc::new(self.syscall.finish()),
+            self.pid.finish(),
+            self.tgid.finish(),
+            self.enter_id.finish(),
+            self.start_ts.finish(),
+            self.exit_id.finish(),
+            self.end_ts.finish(),
+            self.ret.finish(),
+        ];
+        cols.extend(self.args.iter_mut().map(|a| a.finish()));
+        RecordBatch::try_new(spans_schema(), cols).expect("syscall_spans batch")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::format::parse_event_format;
+    use arrow_array::cast::AsArray;
+    use arrow_array::types::{Int64Type, UInt64Type};
+    use arrow_array::Array;
+
+    fn format(name: &str, id: u32, fields: &str) -> EventFormat {
+        let text = format!(
+            "name: {name}\nID: {id}\nformat:\n\tfield:unsigned short common_type;\toffset:0;\tsize:2;\tsigned:0;\n\
+             \tfield:unsigned char common_flags;\toffset:2;\tsize:1;\tsigned:0;\n\
+             \tfield:unsigned char common_preempt_count;\toffset:3;\tsize:1;\tsigned:0;\n\
+             \tfield:int common_pid;\toffset:4;\tsize:4;\tsigned:1;\n\n\
+             \tfield:int __syscall_nr;\toffset:8;\tsize:4;\tsigned:1;\n{fields}\nprint fmt: \"x\"\n"
+        );
+        parse_event_format(&text, "syscalls", 8).unwrap()
+    }
+
+    fn formats() -> Vec<EventFormat> {
+        vec![
+            format("sys_enter_fsync", 10, "\tfield:unsigned int fd;\toffset:16;\tsize:8;\tsigned:0;\n"),
+            format("sys_exit_fsync", 11, "\tfield:long ret;\toffset:16;\tsize:8;\tsigned:1;\n"),
+            format(
+                "sys_enter_lseek",
+                12,
+                "\tfield:unsigned int fd;\toffset:16;\tsize:8;\tsigned:0;\n\tfield:off_t offset;\toffset:24;\tsize:8;\tsigned:1;\n",
+            ),
+            // An enter whose exit was not recorded: never paired.
+            format("sys_enter_sync", 14, ""),
+        ]
+    }
+
+    fn payload(type_id: u16, pid: i32, args: &[i64]) -> Vec<u8> {
+        let mut p = vec![0u8; 16];
+        p[0..2].copy_from_slice(&type_id.to_le_bytes());
+        p[4..8].copy_from_slice(&pid.to_le_bytes());
+        for a in args {
+            p.extend_from_slice(&a.to_le_bytes());
+        }
+        p
+    }
+
+    fn run(events: &[(i64, u16, i32, &[i64])]) -> RecordBatch {
+        let mut pairer = SpanPairer::new(&formats(), Endian::Little, 1000);
+        let mut out = Vec::new();
+        for (id, &(ts, type_id, pid, args)) in events.iter().enumerate() {
+            pairer.push(Common { id: id as u64, ts, cpu: 0 }, &payload(type_id, pid, args), &mut |_, b| out.push(b));
+        }
+        pairer.finish(&mut |_, b| out.push(b));
+        assert_eq!(out.len(), 1);
+        out.pop().unwrap()
+    }
+
+    fn col(b: &RecordBatch, name: &str) -> Vec<Option<i64>> {
+        let c = b.column_by_name(name).unwrap();
+        match c.data_type() {
+            DataType::UInt64 => c.as_primitive::<UInt64Type>().iter().map(|v| v.map(|v| v as i64)).collect(),
+            DataType::Int32 => c.as_primitive::<arrow_array::types::Int32Type>().iter().map(|v| v.map(i64::from)).collect(),
+            _ => c.as_primitive::<Int64Type>().iter().collect(),
+        }
+    }
+
+    #[test]
+    fn each_enter_takes_its_tasks_next_exit() {
+        // pid 7: fsync(3) returns -5; pid 8's fsync interleaves; pid 7's exit with
+        // nothing open (its enter was before the capture) is dropped.
+        let b = run(&[(100, 11, 7, &[-1]), (110, 10, 7, &[3]), (120, 10, 8, &[4]), (130, 11, 7, &[-5]), (140, 11, 8, &[0])]);
+        assert_eq!(col(&b, "pid"), vec![Some(7), Some(8)]);
+        assert_eq!(col(&b, "enter_id"), vec![Some(1), Some(2)]);
+        assert_eq!(col(&b, "exit_id"), vec![Some(3), Some(4)]);
+        assert_eq!(col(&b, "end_ts"), vec![Some(130), Some(140)]);
+        assert_eq!(col(&b, "ret"), vec![Some(-5), Some(0)]);
+        assert_eq!(col(&b, "arg0"), vec![Some(3), Some(4)]);
+        assert_eq!(col(&b, "tgid"), vec![None, None]);
+    }
+
+    #[test]
+    fn a_lost_exit_and_the_capture_end_leave_spans_open() {
+        let b = run(&[(100, 10, 7, &[3]), (200, 10, 7, &[3]), (210, 11, 7, &[0]), (300, 10, 7, &[9])]);
+        let syscalls: Vec<&str> = b.column_by_name("syscall").unwrap().as_string::<i32>().iter().map(Option::unwrap).collect();
+        assert_eq!(syscalls, vec!["fsync"; 3]);
+        assert_eq!(col(&b, "start_ts"), vec![Some(100), Some(200), Some(300)]);
+        assert_eq!(col(&b, "end_ts"), vec![None, Some(210), None]);
+        assert_eq!(col(&b, "exit_id"), vec![None, Some(2), None]);
+    }
+
+    #[test]
+    fn arguments_keep_their_sign_and_calls_without_an_exit_format_are_not_paired() {
+        // lseek has no exit format here, sync neither: nothing to pair for them.
+        let p = SpanPairer::new(&formats(), Endian::Little, 10);
+        assert_eq!(p.names, vec!["fsync".to_string()]);
+        let f = IntField { offset: 0, size: 4, signed: true };
+        assert_eq!(f.read(&(-100i32).to_le_bytes(), Endian::Little), Some(-100));
+        let u = IntField { offset: 0, size: 4, signed: false };
+        assert_eq!(u.read(&(-100i32).to_le_bytes(), Endian::Little), Some(4294967196));
+        assert_eq!(u.read(&[1, 2], Endian::Little), None);
+    }
+
+    #[test]
+    fn open_calls_stay_bounded() {
+        let mut pairer = SpanPairer::new(&formats(), Endian::Little, 1 << 20);
+        let mut rows = 0;
+        for pid in 0..(MAX_OPEN as i32 + 2) {
+            pairer.push(Common { id: pid as u64, ts: 0, cpu: 0 }, &payload(10, pid, &[1]), &mut |_, b| rows += b.num_rows());
+        }
+        assert!(pairer.open.len() <= MAX_OPEN);
+        assert_eq!(pairer.evicted, MAX_OPEN as u64 + 1);
+        pairer.finish(&mut |_, b| rows += b.num_rows());
+        assert_eq!(rows, MAX_OPEN + 2);
+    }
+}
