@@ -19,8 +19,8 @@ class Present:
     tables: dict[str, tuple[str, int]] = field(default_factory=dict)
     columns: dict[str, set[str]] = field(default_factory=dict)
     text_capture: bool = False
-    #: "syscalls:sys_enter_write" → its argument fields in order (fd, buf, count): the
-    #: positions of `raw.syscall_spans`' arg0, arg1 ...
+    #: "syscalls:sys_enter_write" → its argument fields in order (fd, None, count: the
+    #: parser leaves user-space pointers like buf out): `raw.syscall_spans`' arg0, arg1 ...
     syscall_args: dict[str, list[str]] = field(default_factory=dict)
     #: The store has the syscalls paired at ingest (`raw.syscall_spans`).
     paired_syscalls: bool = False
@@ -33,7 +33,8 @@ class Present:
         without them would show."""
         out = cls()
         formats = con.execute("SELECT system, event, table_name, events, CASE WHEN system = 'syscalls' AND event LIKE 'sys_enter_%' "
-                              "THEN [f.name FOR f IN fields IF NOT starts_with(f.name, 'common_') AND f.name <> '__syscall_nr'] END "
+                              "THEN [CASE WHEN NOT contains(f.type, '*') THEN f.name END FOR f IN fields IF NOT starts_with(f.name, 'common_') "
+                              "AND f.name <> '__syscall_nr'] END "
                               "FROM event_formats").fetchall()
         for system, event, table, n, args in formats:
             if f"{system}:{event}" in hide or any(h.endswith(f":{event}") for h in hide if not system):

@@ -109,7 +109,7 @@ def _paired_sql(syscalls: tuple[str, ...], present: Present, where: str | None, 
                      for f, w in columns.items())
     return f"""
         SELECT s.pid, coalesce(s.tgid, t.tgid) AS tgid, t.comm, s.syscall, s.start_ts, s.end_ts, s.end_ts - s.start_ts AS dur_ns,
-               s.ret, s.exit_id IS NOT NULL AS complete{fields}
+               s.ret, s.end_ts IS NOT NULL AS complete{fields}
         FROM raw.syscall_spans s LEFT JOIN tasks t ON t.pid = s.pid
         WHERE {" OR ".join(branches)}"""
 

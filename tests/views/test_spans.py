@@ -83,5 +83,5 @@ def test_captures_with_many_calls_are_paired(store_of):
     total = 0
     for sample in sample_ids("trace.dat"):
         with open_store(store_of(sample)) as con:
-            total += con.execute("SELECT count(*) FROM raw.syscall_spans WHERE exit_id IS NOT NULL").fetchone()[0]
+            total += con.execute("SELECT count(*) FROM raw.syscall_spans WHERE end_ts IS NOT NULL").fetchone()[0]
     assert total > 10_000

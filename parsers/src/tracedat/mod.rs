@@ -234,11 +234,10 @@ impl TraceDat {
             if e.missed != Missed::None {
                 lost.push(s.cpu, ts, e.missed, Some(id));
             }
-            let common = Common { id, ts, cpu: s.cpu as i32 };
             if spans.is_active() {
-                spans.push(common, s.payload(&e), out);
+                spans.push(id, ts, s.payload(&e), out);
             }
-            dec.push(common, s.payload(&e), out);
+            dec.push(Common { id, ts, cpu: s.cpu as i32 }, s.payload(&e), out);
             if report.first_ts.is_none() {
                 report.first_ts = Some(ts);
             }

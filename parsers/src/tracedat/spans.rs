@@ -15,7 +15,9 @@
 //! The enter's arguments are kept positionally (`arg0` is the first field after
 //! `__syscall_nr`), each read with its own field's size and sign: `sys_enter_write`
 //! has `fd`, `buf`, `count`, so `count` is `arg2`. The event's format, kept in the
-//! store, names them.
+//! store, names them. User-space pointers (`const char * buf`) are left NULL: they
+//! mean nothing outside the traced process, and their bits compress worst; the
+//! enter event's own table keeps them.
 
 use std::sync::Arc;
 
@@ -24,7 +26,6 @@ use arrow_array::{ArrayRef, RecordBatch};
 use arrow_schema::{DataType, Field, Schema, SchemaRef};
 use rustc_hash::FxHashMap;
 
-use super::decode::Common;
 use crate::bytes::Endian;
 use crate::columns::Ints;
 use crate::format::{EventFormat, FieldDef, FieldKind};
@@ -32,9 +33,9 @@ use crate::format::{EventFormat, FieldDef, FieldKind};
 pub const SPANS_TABLE: &str = "syscall_spans";
 /// Arguments kept per call: the most any syscall has.
 pub const MAX_ARGS: usize = 6;
-/// Open calls held at most. A real system has one per task inside a traced syscall;
-/// past this (only a damaged or crafted file gets there), every open call is handed
-/// on as open and the pairing starts afresh, so memory stays bounded.
+/// Tasks (and syscalls) followed at most. A real system has a few thousand; past this
+/// (only a damaged or crafted file gets there), every open call is handed on as open
+/// and the pairing starts afresh, so memory stays bounded.
 const MAX_OPEN: usize = 1 << 18;
 
 pub fn spans_schema() -> SchemaRef {
@@ -45,7 +46,6 @@ pub fn spans_schema() -> SchemaRef {
         Field::new("tgid", DataType::Int32, true),
         Field::new("enter_id", DataType::UInt64, false),
         Field::new("start_ts", DataType::Int64, false),
-        Field::new("exit_id", DataType::UInt64, true),
         Field::new("end_ts", DataType::Int64, true),
         Field::new("ret", DataType::Int64, true),
     ];
@@ -63,6 +63,9 @@ struct IntField {
 
 impl IntField {
     fn of(f: &FieldDef) -> Option<IntField> {
+        if f.type_name.contains('*') {
+            return None;
+        }
         match f.kind {
             FieldKind::Int { size, signed } if matches!(size, 1 | 2 | 4 | 8) => {
                 Some(IntField { offset: f.offset as usize, size: size as usize, signed })
@@ -76,6 +79,13 @@ impl IntField {
     #[inline]
     fn read(self, p: &[u8], e: Endian) -> Option<i64> {
         let b = p.get(self.offset..self.offset + self.size)?;
+        if self.size == 8 {
+            let b: [u8; 8] = b.try_into().ok()?;
+            return Some(match e {
+                Endian::Little => i64::from_le_bytes(b),
+                Endian::Big => i64::from_be_bytes(b),
+            });
+        }
         let v = e.uint(b, self.size);
         let shift = 64 - 8 * self.size as u32;
         Some(if self.signed && shift > 0 { ((v << shift) as i64) >> shift } else { v as i64 })
@@ -87,11 +97,20 @@ enum Kind {
     Exit { call: u16, pid: IntField, ret: Option<IntField> },
 }
 
+/// A task's latest call of one syscall.
 struct Open {
-    tgid: Option<i64>,
+    /// Entered, and no exit seen yet.
+    open: bool,
     enter_id: u64,
     ts: i64,
-    args: [Option<i64>; MAX_ARGS],
+    tgid: Option<i32>,
+    /// Bit i: args[i] was read.
+    have: u8,
+    args: [i64; MAX_ARGS],
+}
+
+impl Open {
+    const CLOSED: Open = Open { open: false, enter_id: 0, ts: 0, tgid: None, have: 0, args: [0; MAX_ARGS] };
 }
 
 /// Pairs syscall enters and exits; see the module doc.
@@ -101,7 +120,7 @@ pub struct SpanPairer {
     by_id: Vec<u16>,
     kinds: Vec<Kind>,
     names: Vec<String>,
-    open: FxHashMap<(i32, u16), Open>,
+    calls: FxHashMap<(i32, u16), Open>,
     rows: Rows,
     batch_rows: usize,
     /// Open calls handed on early because `MAX_OPEN` was reached.
@@ -148,7 +167,7 @@ impl SpanPairer {
             by_id,
             kinds,
             names,
-            open: FxHashMap::default(),
+            calls: FxHashMap::default(),
             rows: Rows::new(batch_rows.clamp(1, 65536)),
             batch_rows: batch_rows.max(1),
             evicted: 0,
@@ -161,7 +180,8 @@ impl SpanPairer {
     }
 
     #[inline]
-    pub fn push(&mut self, c: Common, p: &[u8], out: &mut dyn FnMut(&str, RecordBatch)) {
+    /// One event: its id (capture order), timestamp and payload.
+    pub fn push(&mut self, id: u64, ts: i64, p: &[u8], out: &mut dyn FnMut(&str, RecordBatch)) {
         if p.len() < 2 {
             return;
         }
@@ -169,58 +189,69 @@ impl SpanPairer {
         if k == 0 {
             return;
         }
+        // Each task's entry stays in the map between its calls and is updated in place:
+        // a write-heavy capture does one lookup per event, not an insert and a removal.
         match &self.kinds[k as usize - 1] {
             Kind::Enter { call, pid, tgid, args } => {
                 let Some(pid) = pid.read(p, self.endian) else { return };
-                let mut vals = [None; MAX_ARGS];
-                for (v, a) in vals.iter_mut().zip(args) {
-                    *v = a.and_then(|a| a.read(p, self.endian));
-                }
                 let key = (pid as i32, *call);
-                let tgid = tgid.and_then(|t| t.read(p, self.endian));
-                let new = Open { tgid, enter_id: c.id, ts: c.ts, args: vals };
-                if let Some(lost_exit) = self.open.insert(key, new) {
-                    self.emit(key, lost_exit, None, out);
+                let o = self.calls.entry(key).or_insert(Open::CLOSED);
+                if o.open {
+                    // The task entered again: the earlier call's exit was lost.
+                    self.rows.push(&self.names[key.1 as usize], key.0, o, None);
                 }
-                if self.open.len() > MAX_OPEN {
-                    self.evict(out);
+                *o = Open { open: true, enter_id: id, ts, tgid: None, have: 0, args: [0; MAX_ARGS] };
+                for (i, a) in args.iter().enumerate() {
+                    if let Some(v) = a.and_then(|a| a.read(p, self.endian)) {
+                        o.args[i] = v;
+                        o.have |= 1 << i;
+                    }
+                }
+                o.tgid = tgid.and_then(|t| t.read(p, self.endian)).map(|t| t as i32);
+                if self.calls.len() > MAX_OPEN {
+                    self.evicted += self.hand_on_open(out);
                 }
             }
             Kind::Exit { call, pid, ret } => {
                 let Some(pid) = pid.read(p, self.endian) else { return };
                 let key = (pid as i32, *call);
-                if let Some(o) = self.open.remove(&key) {
-                    let ret = ret.and_then(|r| r.read(p, self.endian));
-                    self.emit(key, o, Some((c, ret)), out);
+                match self.calls.get_mut(&key) {
+                    Some(o) if o.open => {
+                        o.open = false;
+                        let ret = ret.and_then(|r| r.read(p, self.endian));
+                        self.rows.push(&self.names[key.1 as usize], key.0, o, Some((ts, ret)));
+                    }
+                    _ => return,
                 }
             }
         }
-    }
-
-    fn emit(&mut self, (pid, call): (i32, u16), o: Open, exit: Option<(Common, Option<i64>)>, out: &mut dyn FnMut(&str, RecordBatch)) {
-        self.rows.push(&self.names[call as usize], pid, &o, exit);
         if self.rows.len >= self.batch_rows {
-            out(SPANS_TABLE, self.rows.finish());
+            // A full batch: the next one gets its whole capacity up front, not a
+            // growing buffer copied at every doubling.
+            let full = std::mem::replace(&mut self.rows, Rows::new(self.batch_rows.min(65536)));
+            out(SPANS_TABLE, full.finish());
         }
     }
 
-    /// Hand on every open call, oldest first.
-    fn evict(&mut self, out: &mut dyn FnMut(&str, RecordBatch)) {
-        let mut open: Vec<((i32, u16), Open)> = self.open.drain().collect();
+    /// Hand on every open call, oldest first, and forget every task; returns how many
+    /// were open.
+    fn hand_on_open(&mut self, out: &mut dyn FnMut(&str, RecordBatch)) -> u64 {
+        let mut open: Vec<((i32, u16), Open)> = self.calls.drain().filter(|(_, o)| o.open).collect();
         open.sort_by_key(|(_, o)| o.enter_id);
-        self.evicted += open.len() as u64;
-        for (key, o) in open {
-            self.emit(key, o, None, out);
+        for ((pid, call), o) in &open {
+            self.rows.push(&self.names[*call as usize], *pid, o, None);
+            if self.rows.len >= self.batch_rows {
+                out(SPANS_TABLE, std::mem::replace(&mut self.rows, Rows::new(self.batch_rows.min(65536))).finish());
+            }
         }
+        open.len() as u64
     }
 
     /// Hand on the calls still open (the capture ended before they returned).
     pub fn finish(&mut self, out: &mut dyn FnMut(&str, RecordBatch)) {
-        let evicted = self.evicted;
-        self.evict(out);
-        self.evicted = evicted;
+        self.hand_on_open(out);
         if self.rows.len > 0 {
-            out(SPANS_TABLE, self.rows.finish());
+            out(SPANS_TABLE, std::mem::replace(&mut self.rows, Rows::new(0)).finish());
         }
     }
 }
@@ -233,7 +264,6 @@ struct Rows {
     tgid: Ints<i32>,
     enter_id: Ints<u64>,
     start_ts: Ints<i64>,
-    exit_id: Ints<u64>,
     end_ts: Ints<i64>,
     ret: Ints<i64>,
     args: Vec<Ints<i64>>,
@@ -248,55 +278,51 @@ impl Rows {
             tgid: Ints::new(DataType::Int32, cap),
             enter_id: Ints::new(DataType::UInt64, cap),
             start_ts: Ints::new(DataType::Int64, cap),
-            exit_id: Ints::new(DataType::UInt64, cap),
             end_ts: Ints::new(DataType::Int64, cap),
             ret: Ints::new(DataType::Int64, cap),
             args: (0..MAX_ARGS).map(|_| Ints::new(DataType::Int64, cap)).collect(),
         }
     }
 
-    fn push(&mut self, name: &str, pid: i32, o: &Open, exit: Option<(Common, Option<i64>)>) {
+    fn push(&mut self, name: &str, pid: i32, o: &Open, exit: Option<(i64, Option<i64>)>) {
         self.len += 1;
         self.syscall.append_value(name);
         self.pid.push(pid);
         match o.tgid {
-            Some(t) => self.tgid.push(t as i32),
+            Some(t) => self.tgid.push(t),
             None => self.tgid.push_null(),
         }
         self.enter_id.push(o.enter_id);
         self.start_ts.push(o.ts);
         match exit {
-            Some((c, ret)) => {
-                self.exit_id.push(c.id);
-                self.end_ts.push(c.ts);
+            Some((end, ret)) => {
+                self.end_ts.push(end);
                 match ret {
                     Some(r) => self.ret.push(r),
                     None => self.ret.push_null(),
                 }
             }
             None => {
-                self.exit_id.push_null();
                 self.end_ts.push_null();
                 self.ret.push_null();
             }
         }
-        for (col, v) in self.args.iter_mut().zip(o.args) {
-            match v {
-                Some(v) => col.push(v),
-                None => col.push_null(),
+        for (i, (col, v)) in self.args.iter_mut().zip(o.args).enumerate() {
+            if o.have & (1 << i) != 0 {
+                col.push(v);
+            } else {
+                col.push_null();
             }
         }
     }
 
-    fn finish(&mut self) -> RecordBatch {
-        self.len = 0;
+    fn finish(mut self) -> RecordBatch {
         let mut cols: Vec<ArrayRef> = vec![
             Arc::new(self.syscall.finish()),
             self.pid.finish(),
             self.tgid.finish(),
             self.enter_id.finish(),
             self.start_ts.finish(),
-            self.exit_id.finish(),
             self.end_ts.finish(),
             self.ret.finish(),
         ];
@@ -333,6 +359,13 @@ mod tests {
                 12,
                 "\tfield:unsigned int fd;\toffset:16;\tsize:8;\tsigned:0;\n\tfield:off_t offset;\toffset:24;\tsize:8;\tsigned:1;\n",
             ),
+            format(
+                "sys_enter_write",
+                20,
+                "\tfield:unsigned int fd;\toffset:16;\tsize:8;\tsigned:0;\n\tfield:const char * buf;\toffset:24;\tsize:8;\tsigned:0;\n\
+                 \tfield:size_t count;\toffset:32;\tsize:8;\tsigned:0;\n",
+            ),
+            format("sys_exit_write", 21, "\tfield:long ret;\toffset:16;\tsize:8;\tsigned:1;\n"),
             // An enter whose exit was not recorded: never paired.
             format("sys_enter_sync", 14, ""),
         ]
@@ -352,7 +385,7 @@ mod tests {
         let mut pairer = SpanPairer::new(&formats(), Endian::Little, 1000);
         let mut out = Vec::new();
         for (id, &(ts, type_id, pid, args)) in events.iter().enumerate() {
-            pairer.push(Common { id: id as u64, ts, cpu: 0 }, &payload(type_id, pid, args), &mut |_, b| out.push(b));
+            pairer.push(id as u64, ts, &payload(type_id, pid, args), &mut |_, b| out.push(b));
         }
         pairer.finish(&mut |_, b| out.push(b));
         assert_eq!(out.len(), 1);
@@ -375,7 +408,6 @@ mod tests {
         let b = run(&[(100, 11, 7, &[-1]), (110, 10, 7, &[3]), (120, 10, 8, &[4]), (130, 11, 7, &[-5]), (140, 11, 8, &[0])]);
         assert_eq!(col(&b, "pid"), vec![Some(7), Some(8)]);
         assert_eq!(col(&b, "enter_id"), vec![Some(1), Some(2)]);
-        assert_eq!(col(&b, "exit_id"), vec![Some(3), Some(4)]);
         assert_eq!(col(&b, "end_ts"), vec![Some(130), Some(140)]);
         assert_eq!(col(&b, "ret"), vec![Some(-5), Some(0)]);
         assert_eq!(col(&b, "arg0"), vec![Some(3), Some(4)]);
@@ -389,14 +421,14 @@ mod tests {
         assert_eq!(syscalls, vec!["fsync"; 3]);
         assert_eq!(col(&b, "start_ts"), vec![Some(100), Some(200), Some(300)]);
         assert_eq!(col(&b, "end_ts"), vec![None, Some(210), None]);
-        assert_eq!(col(&b, "exit_id"), vec![None, Some(2), None]);
+        assert_eq!(col(&b, "ret"), vec![None, Some(0), None]);
     }
 
     #[test]
     fn arguments_keep_their_sign_and_calls_without_an_exit_format_are_not_paired() {
         // lseek has no exit format here, sync neither: nothing to pair for them.
         let p = SpanPairer::new(&formats(), Endian::Little, 10);
-        assert_eq!(p.names, vec!["fsync".to_string()]);
+        assert_eq!(p.names, vec!["fsync".to_string(), "write".to_string()]);
         let f = IntField { offset: 0, size: 4, signed: true };
         assert_eq!(f.read(&(-100i32).to_le_bytes(), Endian::Little), Some(-100));
         let u = IntField { offset: 0, size: 4, signed: false };
@@ -405,13 +437,22 @@ mod tests {
     }
 
     #[test]
+    fn user_space_pointers_are_not_kept() {
+        let b = run(&[(100, 20, 7, &[1, 0x7ffd_1234_5678, 4096]), (110, 21, 7, &[4096])]);
+        assert_eq!(col(&b, "arg0"), vec![Some(1)]);
+        assert_eq!(col(&b, "arg1"), vec![None]);
+        assert_eq!(col(&b, "arg2"), vec![Some(4096)]);
+        assert_eq!(col(&b, "arg3"), vec![None]);
+    }
+
+    #[test]
     fn open_calls_stay_bounded() {
         let mut pairer = SpanPairer::new(&formats(), Endian::Little, 1 << 20);
         let mut rows = 0;
         for pid in 0..(MAX_OPEN as i32 + 2) {
-            pairer.push(Common { id: pid as u64, ts: 0, cpu: 0 }, &payload(10, pid, &[1]), &mut |_, b| rows += b.num_rows());
+            pairer.push(pid as u64, 0, &payload(10, pid, &[1]), &mut |_, b| rows += b.num_rows());
         }
-        assert!(pairer.open.len() <= MAX_OPEN);
+        assert!(pairer.calls.len() <= MAX_OPEN);
         assert_eq!(pairer.evicted, MAX_OPEN as u64 + 1);
         pairer.finish(&mut |_, b| rows += b.num_rows());
         assert_eq!(rows, MAX_OPEN + 2);
