@@ -141,6 +141,10 @@ impl SpanPairer {
         let mut by_id = vec![0u16; 65536];
         let mut kinds = Vec::new();
         for f in formats {
+            // A later format with the same id wins, as in the decoder (even when it is
+            // not a syscall's).
+            let Some(slot) = by_id.get_mut(f.id as usize) else { continue };
+            *slot = 0;
             let Some(pid) = f.field("common_pid").and_then(IntField::of) else { continue };
             let (enter, name) = match (name_of(f, "sys_enter_"), name_of(f, "sys_exit_")) {
                 (Some(n), _) => (true, n),
@@ -156,8 +160,7 @@ impl SpanPairer {
             } else {
                 Kind::Exit { call, pid, ret: f.field("ret").and_then(IntField::of) }
             };
-            // A later format with the same id wins, as in the decoder.
-            if let Some(slot) = by_id.get_mut(f.id as usize) {
+            if kinds.len() < u16::MAX as usize {
                 kinds.push(kind);
                 *slot = kinds.len() as u16;
             }
@@ -179,8 +182,8 @@ impl SpanPairer {
         !self.kinds.is_empty()
     }
 
-    #[inline]
     /// One event: its id (capture order), timestamp and payload.
+    #[inline]
     pub fn push(&mut self, id: u64, ts: i64, p: &[u8], out: &mut dyn FnMut(&str, RecordBatch)) {
         if p.len() < 2 {
             return;
@@ -434,6 +437,17 @@ mod tests {
         let u = IntField { offset: 0, size: 4, signed: false };
         assert_eq!(u.read(&(-100i32).to_le_bytes(), Endian::Little), Some(4294967196));
         assert_eq!(u.read(&[1, 2], Endian::Little), None);
+    }
+
+    #[test]
+    fn a_later_format_with_the_same_id_wins() {
+        let mut f = formats();
+        let mut other = format("sys_enter_fsync", 10, "");
+        other.system = "other".into();
+        f.push(other);
+        let p = SpanPairer::new(&f, Endian::Little, 10);
+        assert_eq!(p.by_id[10], 0);
+        assert_ne!(p.by_id[11], 0);
     }
 
     #[test]
