@@ -43,9 +43,10 @@ class Present:
             out.text_capture |= not system
             if args is not None:
                 out.syscall_args[f"{system}:{event}"] = list(args)
+        # A table, or a view over its Parquet file: information_schema lists both.
         out.paired_syscalls = bool(con.execute(
-            "SELECT count(*) FROM duckdb_tables() WHERE database_name = current_database() AND schema_name = 'raw' AND table_name = 'syscall_spans'").fetchone()[0]
-            + con.execute("SELECT count(*) FROM duckdb_views() WHERE database_name = current_database() AND schema_name = 'raw' AND view_name = 'syscall_spans'").fetchone()[0])
+            "SELECT count(*) FROM information_schema.tables WHERE table_catalog = current_database() "
+            "AND table_schema = 'raw' AND table_name = 'syscall_spans'").fetchone()[0])
         wanted = None
         if events is not None:
             wanted = [f[0] for f in (out.find(e) for e in events) if f] + list(tables)

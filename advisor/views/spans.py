@@ -48,10 +48,7 @@ def span_sql(syscalls: tuple[str, ...], present: Present, where: str | None = No
     if present.paired_syscalls:
         return _paired_sql(syscalls, present, where, extra)
     enters, exits = [], []
-    for sc in syscalls:
-        e, x = present.find(f"syscalls:sys_enter_{sc}"), present.find(f"syscalls:sys_exit_{sc}")
-        if e is None or x is None:
-            continue
+    for sc, e, x in _recorded(syscalls, present):
         have = present.columns.get(e[0], set())
         if where and not _fields_of(where) <= have:
             continue
@@ -63,8 +60,7 @@ def span_sql(syscalls: tuple[str, ...], present: Present, where: str | None = No
         nulls = "".join(", NULL" for _ in extra)
         exits.append(f"SELECT id, ts, pid, NULL, NULL, '{sc}'{nulls}, true, {ret} FROM {ident(x[0])}")
     if not enters:  # enters of one syscall and exits of another only
-        cols = [f"NULL::{c.type} AS {c.name}" for c in SPAN_COLUMNS] + [f"NULL AS {ident(f)}" for f in extra]
-        return f"SELECT {', '.join(cols)} WHERE false"
+        return _no_spans(extra)
     keep = "".join(f", {ident(f)}" for f in extra)
     # One pass: enters and exits in one window, each enter carrying its own columns
     # (an exit's are NULL), so no enter is joined back to its row afterwards. Counting
@@ -88,11 +84,8 @@ def _paired_sql(syscalls: tuple[str, ...], present: Present, where: str | None, 
     The enter's fields are its arguments by position: sys_enter_write's format lists
     fd, buf, count, so count is arg2."""
     branches, columns = [], {f: [] for f in extra}
-    for sc in syscalls:
-        enter = f"syscalls:sys_enter_{sc}"
-        if present.find(enter) is None or present.find(f"syscalls:sys_exit_{sc}") is None:
-            continue
-        args = present.syscall_args.get(enter, [])
+    for sc, _, _ in _recorded(syscalls, present):
+        args = present.syscall_args.get(f"syscalls:sys_enter_{sc}", [])
         if where and not _fields_of(where) <= set(args):
             continue
         cond = f"s.syscall = '{sc}'"
@@ -103,8 +96,7 @@ def _paired_sql(syscalls: tuple[str, ...], present: Present, where: str | None, 
             if f in args:
                 columns[f].append(f"WHEN '{sc}' THEN s.arg{args.index(f)}")
     if not branches:
-        cols = [f"NULL::{c.type} AS {c.name}" for c in SPAN_COLUMNS] + [f"NULL AS {ident(f)}" for f in extra]
-        return f"SELECT {', '.join(cols)} WHERE false"
+        return _no_spans(extra)
     fields = "".join(f", CASE s.syscall {' '.join(w)} END AS {ident(f)}" if w else f", NULL::BIGINT AS {ident(f)}"
                      for f, w in columns.items())
     return f"""
@@ -112,6 +104,20 @@ def _paired_sql(syscalls: tuple[str, ...], present: Present, where: str | None, 
                s.ret, s.end_ts IS NOT NULL AS complete{fields}
         FROM raw.syscall_spans s LEFT JOIN tasks t ON t.pid = s.pid
         WHERE {" OR ".join(branches)}"""
+
+
+def _recorded(syscalls: tuple[str, ...], present: Present):
+    """(syscall, its enter's (table, rows), its exit's) for each syscall whose enter and
+    exit were both recorded."""
+    for sc in syscalls:
+        e, x = present.find(f"syscalls:sys_enter_{sc}"), present.find(f"syscalls:sys_exit_{sc}")
+        if e is not None and x is not None:
+            yield sc, e, x
+
+
+def _no_spans(extra: tuple[str, ...]) -> str:
+    cols = [f"NULL::{c.type} AS {c.name}" for c in SPAN_COLUMNS] + [f"NULL AS {ident(f)}" for f in extra]
+    return f"SELECT {', '.join(cols)} WHERE false"
 
 
 def _fields_of(where: str) -> set[str]:

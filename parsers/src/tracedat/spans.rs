@@ -31,6 +31,8 @@ use crate::columns::Ints;
 use crate::format::{EventFormat, FieldDef, FieldKind};
 
 pub const SPANS_TABLE: &str = "syscall_spans";
+/// Rows per batch at most (each batch's columns are allocated whole up front).
+const MAX_BATCH_ROWS: usize = 65536;
 /// Arguments kept per call: the most any syscall has.
 pub const MAX_ARGS: usize = 6;
 /// Tasks (and syscalls) followed at most. A real system has a few thousand; past this
@@ -171,8 +173,8 @@ impl SpanPairer {
             kinds,
             names,
             calls: FxHashMap::default(),
-            rows: Rows::new(batch_rows.clamp(1, 65536)),
-            batch_rows: batch_rows.max(1),
+            rows: Rows::new(batch_rows.clamp(1, MAX_BATCH_ROWS)),
+            batch_rows: batch_rows.clamp(1, MAX_BATCH_ROWS),
             evicted: 0,
         }
     }
@@ -228,11 +230,14 @@ impl SpanPairer {
                 }
             }
         }
+        self.hand_on_full(out);
+    }
+
+    /// Hand on a full batch. The next one gets its whole capacity up front, not a
+    /// growing buffer copied at every doubling.
+    fn hand_on_full(&mut self, out: &mut dyn FnMut(&str, RecordBatch)) {
         if self.rows.len >= self.batch_rows {
-            // A full batch: the next one gets its whole capacity up front, not a
-            // growing buffer copied at every doubling.
-            let full = std::mem::replace(&mut self.rows, Rows::new(self.batch_rows.min(65536)));
-            out(SPANS_TABLE, full.finish());
+            out(SPANS_TABLE, std::mem::replace(&mut self.rows, Rows::new(self.batch_rows)).finish());
         }
     }
 
@@ -243,9 +248,7 @@ impl SpanPairer {
         open.sort_by_key(|(_, o)| o.enter_id);
         for ((pid, call), o) in &open {
             self.rows.push(&self.names[*call as usize], *pid, o, None);
-            if self.rows.len >= self.batch_rows {
-                out(SPANS_TABLE, std::mem::replace(&mut self.rows, Rows::new(self.batch_rows.min(65536))).finish());
-            }
+            self.hand_on_full(out);
         }
         open.len() as u64
     }
