@@ -35,6 +35,15 @@ def open_blktrace(paths: list[Path]) -> "_parsers.Trace":
         raise _KINDS.get(kind, TraceFormatError)(message) from None
 
 
+def blktrace_io_summary(paths: list[Path], device: str | None, btt_compat: bool) -> "_parsers.IoSummaryJob":
+    """Start reading blktrace inputs for `advisor io`'s summary alone (advisor/io/fast.py)."""
+    try:
+        return _parsers.blktrace_io_summary([str(p) for p in paths], device, btt_compat)
+    except _parsers.ParseFailure as e:
+        kind, message = e.args
+        raise _KINDS.get(kind, TraceFormatError)(message) from None
+
+
 def is_blktrace(path: Path) -> bool:
     return _parsers.is_blktrace(str(path))
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import os
 import subprocess
 import sys
@@ -54,3 +55,19 @@ def one_line_error(r: Run) -> str:
     lines = [l for l in r.err.splitlines() if l.strip()]
     assert len(lines) == 1, r.err
     return lines[0]
+
+
+def same(a, b, path="") -> None:
+    """Equal, floats to 1e-9 relative (DuckDB averages in long double)."""
+    if isinstance(a, dict) and isinstance(b, dict):
+        assert list(a) == list(b), f"{path}: keys {list(a)} != {list(b)}"
+        for k in a:
+            same(a[k], b[k], f"{path}.{k}")
+    elif isinstance(a, list) and isinstance(b, list):
+        assert len(a) == len(b), f"{path}: {len(a)} rows != {len(b)}: {a} != {b}"
+        for i, (x, y) in enumerate(zip(a, b)):
+            same(x, y, f"{path}[{i}]")
+    elif isinstance(a, float) or isinstance(b, float):
+        assert a is not None and b is not None and math.isclose(a, b, rel_tol=1e-9), f"{path}: {a!r} != {b!r}"
+    else:
+        assert a == b and type(a) is type(b), f"{path}: {a!r} ({type(a).__name__}) != {b!r} ({type(b).__name__})"

@@ -20,7 +20,7 @@ from collections import defaultdict
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from advisor.views import RECORD_BUFFER_KB
+from advisor.recording import RECORD_BUFFER_KB
 
 if TYPE_CHECKING:
     from advisor.rules.model import Rule

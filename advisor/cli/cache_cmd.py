@@ -8,8 +8,6 @@ import typer
 
 from advisor.cli.console import JsonFlag, out, print_json, table
 from advisor.errors import UsageError
-from advisor.store import cache_admin
-from advisor.store.cache import cache_dir
 
 cache = typer.Typer(
     name="cache",
@@ -38,6 +36,9 @@ def list_stores(json_out: JsonFlag = False) -> None:
 
     Example: advisor cache list --json
     """
+    from advisor.store import cache_admin  # noqa: PLC0415 (DuckDB loads only for the commands that use it)
+    from advisor.store.cache import cache_dir  # noqa: PLC0415
+
     held = cache_admin.stores()
     if json_out:
         print_json({"directory": str(cache_dir()), "bytes": sum(s.bytes for s in held), "stores": [s.as_dict() for s in held]})
@@ -58,6 +59,9 @@ def size(json_out: JsonFlag = False) -> None:
 
     Example: advisor cache size
     """
+    from advisor.store import cache_admin  # noqa: PLC0415
+    from advisor.store.cache import cache_dir  # noqa: PLC0415
+
     held = cache_admin.stores(facts=False)
     total = sum(s.bytes for s in held)
     if json_out:
@@ -79,6 +83,9 @@ def clear(
     """
     if older_than is not None and older_than < 0:
         raise UsageError(f"--older-than must be a number of days >= 0, not {older_than:g}")
+    from advisor.store import cache_admin  # noqa: PLC0415
+    from advisor.store.cache import cache_dir  # noqa: PLC0415
+
     keep_bytes = cache_admin.parse_size(keep) if keep is not None else None
     removed = cache_admin.clear(keep_bytes=keep_bytes, older_than_s=None if older_than is None else older_than * 86400)
     freed = sum(s.bytes for s in removed)

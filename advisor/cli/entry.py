@@ -24,6 +24,11 @@ def _while_loading(signum, _frame) -> None:
 def main() -> None:
     for sig in (_signal.SIGINT, _signal.SIGTERM):
         _signal.signal(sig, _while_loading)
+    import sys
+
+    from advisor.cli import head_start
+
+    head_start.start(sys.argv[1:])  # `advisor io` on blktrace files: the parser starts now
     from advisor.cli.main import main as run_cli
 
     run_cli()

@@ -11,11 +11,6 @@ from advisor.cli import summary
 from advisor.cli.console import JsonFlag, limit_option, out, print_json, warn
 from advisor.cli.progress import bytes_progress
 from advisor.errors import DamagedCaptureError, UsageError
-from advisor.store import ingest as ingest_store
-from advisor.store import store_for
-from advisor.store import parquet
-from advisor.store.cache import check_output, is_store, open_store
-from advisor.store.interrupts import interruptible
 
 FORMATS = ("duckdb", "parquet")
 
@@ -46,6 +41,11 @@ def ingest(
 
     Example: advisor ingest --store-format parquet -o fleet/ sample_traces/sync-xfs-v6.dat
     """
+    # DuckDB and Arrow load with the command that uses them, not with the CLI.
+    from advisor.store import ingest as ingest_store  # noqa: PLC0415
+    from advisor.store import store_for  # noqa: PLC0415
+    from advisor.store.cache import check_output, is_store  # noqa: PLC0415
+
     if fmt not in FORMATS:
         raise UsageError(f"--store-format must be one of {', '.join(FORMATS)}, not {fmt!r}")
     if fmt == "parquet" and output is None:
@@ -82,5 +82,9 @@ def ingest(
 
 def _to_parquet(r, out_dir: Path) -> dict:
     """The ingested store's tables into the dataset directory (see advisor/store/parquet.py)."""
+    from advisor.store import parquet  # noqa: PLC0415
+    from advisor.store.cache import open_store  # noqa: PLC0415
+    from advisor.store.interrupts import interruptible  # noqa: PLC0415
+
     with bytes_progress(f"parquet {out_dir}") as progress, open_store(r.store) as con, interruptible(con):
         return parquet.export(con, out_dir, r.digest[:16], progress)

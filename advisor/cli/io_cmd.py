@@ -6,12 +6,12 @@ from pathlib import Path
 from typing import List, Optional
 
 import typer
-from advisor.cli.console import JsonFlag, limit_option, more_rows, out, print_json, table
+from advisor.cli import head_start
+from advisor.cli.console import JsonFlag, limit_option, more_rows, out, print_json, table, warn
+from advisor.cli.progress import bytes_progress
 from advisor.cli.sql_cmd import resolve_stores
-from advisor.io import io_summary
-from advisor.io.summary import PHASES
-from advisor.store import open_store
-from advisor.store.interrupts import interruptible
+from advisor.io.fast import blktrace_summary, lost_records, only_blktrace
+from advisor.io.summary import PHASES, io_summary
 
 
 def _ms(ns) -> str:
@@ -31,13 +31,38 @@ def io(
 
     Example: advisor io sample_traces/blk-ext4-fsync
     """
-    store = resolve_stores(traces)
-    with open_store(store) as con, interruptible(con):
-        s = io_summary(con, device, btt_compat)
+    s = _from_files(traces, device, btt_compat) if only_blktrace(traces) else None
+    if s is None:
+        s = _from_store(traces, device, btt_compat)
     if json_out:
         print_json(s)
         return
     render(s, limit)
+
+
+def _from_files(traces: List[Path], device: Optional[str], btt_compat: bool) -> Optional[dict]:
+    """Binary blktrace alone: the parser answers as it reads, no store is built
+    (None past what it holds in memory)."""
+    label = traces[0].name if len(traces) == 1 else f"{len(traces)} inputs"
+    with bytes_progress(f"read {label}") as progress:
+        started = head_start.take([str(t) for t in traces], device, btt_compat)
+        s = blktrace_summary(traces, device, btt_compat, progress, warn, job=started)
+    if s is None:
+        warn("the capture holds more than the summary keeps in memory; reading it into a store instead")
+    return s
+
+
+def _from_store(traces: List[Path], device: Optional[str], btt_compat: bool) -> dict:
+    """The summary by SQL over the captures' store (ingested first if need be)."""
+    from advisor.store import open_store  # noqa: PLC0415 (DuckDB and Arrow: only for a store)
+    from advisor.store.interrupts import interruptible  # noqa: PLC0415
+
+    store = resolve_stores(traces)
+    with open_store(store) as con, interruptible(con):
+        s = io_summary(con, device, btt_compat)
+        for line in lost_records(con.execute("SELECT * FROM parse_stats").fetchall()):
+            warn(line)
+    return s
 
 
 def render(s: dict, limit: int = 20) -> None:

@@ -58,9 +58,10 @@ def _options(
     version: bool = typer.Option(False, "--version", help="Print the version and exit.", callback=_show_version, is_eager=True),
 ) -> None:
     """Writeback Advisor: SQL over kernel writeback captures, diagnosis and what-if replay."""
-    from advisor.store.cache_admin import enforce_cap  # noqa: PLC0415
+    if os.environ.get("WRITEBACK_ADVISOR_CACHE_MAX"):  # cache_admin.CAP_VARIABLE; DuckDB loads only when set
+        from advisor.store.cache_admin import enforce_cap  # noqa: PLC0415
 
-    ctx.call_on_close(enforce_cap)  # $WRITEBACK_ADVISOR_CACHE_MAX, once the command is done
+        ctx.call_on_close(enforce_cap)  # once the command is done
 
 INTERNAL_ERROR = 101
 

@@ -16,10 +16,9 @@ from __future__ import annotations
 import contextlib
 import os
 import signal
+import sys
 import threading
 import time
-
-from advisor.store.interrupts import interrupt_all
 
 #: The signal that is ending the command, if any.
 received: int | None = None
@@ -120,7 +119,11 @@ def _interrupt_until_handled(caught: int) -> None:
     _seen_count += caught
     deadline = time.monotonic() + _GIVE_UP_S
     while True:
-        interrupt_all()
+        # Connections register in advisor.store.interrupts: a command that never
+        # loaded it (`advisor io` on blktrace files) has no query to stop.
+        interrupts = sys.modules.get("advisor.store.interrupts")
+        if interrupts is not None:
+            interrupts.interrupt_all()
         if _handled_count >= _seen_count or time.monotonic() > deadline:
             return
         time.sleep(_AGAIN_S)

@@ -10,18 +10,16 @@ import typer
 
 from advisor.cli.console import warn
 from advisor.cli.progress import bytes_progress
-from advisor.cli.repl import Shell, dot_query
-from advisor.cli.results import check_format, run_statements
 from advisor.errors import UsageError
-from advisor.store import store_for
-from advisor.store.cache import given_store, is_store
-from advisor.store.interrupts import interruptible
-from advisor.store.sandbox import lock, open_sandboxed
-from advisor.views import attach
 
 
 def resolve_stores(traces: list[Path]) -> Path:
     """A store file as is; captures through their cached store."""
+    # DuckDB and Arrow load with the commands that use them, not with the CLI
+    # (`advisor io` on blktrace files needs neither).
+    from advisor.store import store_for  # noqa: PLC0415
+    from advisor.store.cache import given_store, is_store  # noqa: PLC0415
+
     if len(traces) == 1 and traces[0].is_file() and is_store(traces[0]):
         return given_store(traces[0])
     for t in traces:
@@ -55,6 +53,10 @@ def sql(
 
     Example: advisor sql sample_traces/fio-ext4-v7-zstd.dat "select event, count(*) from events group by 1"
     """
+    from advisor.cli.results import check_format  # noqa: PLC0415
+    from advisor.store.interrupts import interruptible  # noqa: PLC0415
+    from advisor.store.sandbox import open_sandboxed  # noqa: PLC0415
+
     fmt = check_format(fmt)
     store = resolve_stores([trace])
     writable = list(allow_write) + ([str(output)] if output is not None and fmt == "parquet" else [])
@@ -68,6 +70,11 @@ def sql(
 
 def _run(con, query: Optional[str], fmt: str, output: Optional[Path], max_rows: int) -> None:
     """The views, the sandbox locked, then the shell or the query."""
+    from advisor.cli.repl import Shell, dot_query  # noqa: PLC0415
+    from advisor.cli.results import run_statements  # noqa: PLC0415
+    from advisor.store.sandbox import lock  # noqa: PLC0415
+    from advisor.views import attach  # noqa: PLC0415
+
     attach(con)  # the domain views (sync_ops, dirtying, reclaim, ...) next to the event tables
     lock(con)
     if query is None and sys.stdin.isatty():

@@ -10,7 +10,10 @@ from rich.table import Table
 from rich.text import Text
 
 from advisor.cli.console import more_rows, out, section, table
-from advisor.store import IngestResult
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from advisor.store import IngestResult
 
 
 

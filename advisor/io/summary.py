@@ -3,7 +3,9 @@
 Phase times come from `io_phases` (one row per value btt adds to its
 averages, so min/avg/max/N equal btt's); device counts and seeks from
 `blk_events` and `blk_devices`. Times are nanoseconds; the renderer
-converts.
+converts. The queries' rows go through `compose`, which the parser's own
+rows for binary blktrace go through too (advisor/io/fast.py): one summary,
+two sources of the same rows.
 """
 
 from __future__ import annotations
@@ -143,35 +145,22 @@ _VALUES = "temp.io_phase_values"
 def _summary(con, devices: list[str], source: str, where: str, params, btt_compat: bool) -> dict:
     phases = ", ".join(f"'{p}'" for p in PHASES)
     per_dev = _rows(con, _PHASE_STATS.format(key="dev", source=source, phases=phases, where=where), params)
-    all_phases = _rows(
-        con,
-        _PHASE_STATS.format(key="'ALL'", source=source, phases=phases.replace("'Q2Q'", "'Q2Q_all'"), where=where),
-        params,
-    )
-    per_dev_btt = per_dev if btt_compat else _rows(
-        con, _PHASE_STATS.format(key="dev", source="io_phases", phases=phases, where=where), params)
-    roles = _rows(con, f"SELECT dev, role, remapper, btt_remapper FROM blk_device_roles WHERE true {where} ORDER BY dev", params)
-    remappers = {r["dev"] for r in roles if r["btt_remapper" if btt_compat else "remapper"]}
-    for r in all_phases:
-        if r["phase"] == "Q2Q_all":
-            r["phase"] = "Q2Q"
     followed = _FOLLOWED + (" AND e.dev = ?" if where else "")
-    seeks: dict[str, list[dict]] = {"d2d": [], "q2q": []}
-    for row in _rows(con, _SEEKS.format(followed=followed), params):
-        seeks["d2d" if row.pop("action") == "D" else "q2q"].append(row)
-    return {
+    rows = {
         "devices": devices,
-        "phases": per_dev,
-        "all_devices": all_phases,
-        # Shares of the Q2C time of the same bios: btt's per-bio values in both modes.
-        "overhead": [r for r in _overhead(per_dev_btt) if r["dev"] not in remappers],
+        "per_dev": per_dev,
+        "all_phases": _rows(
+            con,
+            _PHASE_STATS.format(key="'ALL'", source=source, phases=phases.replace("'Q2Q'", "'Q2Q_all'"), where=where),
+            params,
+        ),
+        "per_dev_btt": per_dev if btt_compat else _rows(
+            con, _PHASE_STATS.format(key="dev", source="io_phases", phases=phases, where=where), params),
+        "roles": _rows(con, f"SELECT dev, role, remapper, btt_remapper FROM blk_device_roles WHERE true {where} ORDER BY dev", params),
+        "seeks": _rows(con, _SEEKS.format(followed=followed), params),
         "merges": _merges(con, followed, params),
-        "depth": [
-            {**r, "avg_active_at_q": None} if r["dev"] in remappers else r
-            for r in _rows(con, f"SELECT * FROM blk_devices WHERE true {where} ORDER BY dev", params)
-        ],
+        "depth": _rows(con, f"SELECT * FROM blk_devices WHERE true {where} ORDER BY dev", params),
         "throughput": _throughput(con, where, params),
-        "seeks": seeks,
         "histogram": _histogram(con, source, where, params),
         "processes": _rows(
             con,
@@ -179,10 +168,36 @@ def _summary(con, devices: list[str], source: str, where: str, params, btt_compa
             f" FROM io_phases WHERE phase IN ('Q2C', 'D2C') {where} GROUP BY ALL ORDER BY process, phase",
             params,
         ),
+        "clocks": [v for (v,) in con.execute("SELECT value FROM trace_info WHERE key = 'blktrace_clock_alignment'").fetchall()],
+    }
+    return compose(rows, btt_compat)
+
+
+def compose(rows: dict, btt_compat: bool) -> dict:
+    """The summary from the rows of its queries: `_summary`'s over a store, or the
+    parser's own (advisor/io/fast.py), which has the same rows."""
+    per_dev, per_dev_btt, roles = rows["per_dev"], rows["per_dev_btt"], rows["roles"]
+    remappers = {r["dev"] for r in roles if r["btt_remapper" if btt_compat else "remapper"]}
+    all_phases = [{**r, "phase": "Q2Q"} if r["phase"] == "Q2Q_all" else r for r in rows["all_phases"]]
+    seeks: dict[str, list[dict]] = {"d2d": [], "q2q": []}
+    for row in rows["seeks"]:
+        row = dict(row)
+        seeks["d2d" if row.pop("action") == "D" else "q2q"].append(row)
+    return {
+        "devices": rows["devices"],
+        "phases": per_dev,
+        "all_devices": all_phases,
+        # Shares of the Q2C time of the same bios: btt's per-bio values in both modes.
+        "overhead": [r for r in _overhead(per_dev_btt) if r["dev"] not in remappers],
+        "merges": rows["merges"],
+        "depth": [{**r, "avg_active_at_q": None} if r["dev"] in remappers else r for r in rows["depth"]],
+        "throughput": rows["throughput"],
+        "seeks": seeks,
+        "histogram": rows["histogram"],
+        "processes": rows["processes"],
         "mode": "btt-compat" if btt_compat else "capture",
         "roles": roles,
-        "notes": _notes(roles, per_dev, per_dev_btt, btt_compat) + [
-            f"clocks: {v}" for (v,) in con.execute("SELECT value FROM trace_info WHERE key = 'blktrace_clock_alignment'").fetchall()],
+        "notes": _notes(roles, per_dev, per_dev_btt, btt_compat) + [f"clocks: {v}" for v in rows["clocks"]],
     }
 
 

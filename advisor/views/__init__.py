@@ -17,6 +17,7 @@ from __future__ import annotations
 import shlex
 from dataclasses import dataclass
 
+from advisor.recording import RECORD_BUFFER_KB
 from advisor.store.ddl import ident
 from advisor.views import block, filesystems, macros, ops, pagecache, reclaim
 from advisor.views.filesystems import Filesystems
@@ -61,10 +62,6 @@ def _kernels_name(name: str, available: set[str] | None) -> str:
             return found
     return name
 
-
-# Per-CPU ring buffer for the recording commands (KiB): absorbs the bursts of page-granular
-# events (1-3 M/s under a fast writer) between trace-cmd's reads.
-RECORD_BUFFER_KB = 65536
 
 
 def record_command(events: list[str], duration: float = 30, output: str = "writeback.dat") -> str:

@@ -55,7 +55,10 @@ pub fn assert_threads_agree(
 }
 
 /// Every table's rows in one batch, and the run's report.
-pub fn collect(src: Box<dyn TraceSource>, limits: Limits) -> (std::collections::BTreeMap<String, arrow_array::RecordBatch>, crate::tracedat::RunReport) {
+pub fn collect(
+    src: Box<dyn TraceSource>,
+    limits: Limits,
+) -> (std::collections::BTreeMap<String, arrow_array::RecordBatch>, crate::tracedat::RunReport) {
     let mut parts: std::collections::BTreeMap<String, Vec<arrow_array::RecordBatch>> = Default::default();
     let progress = AtomicU64::new(0);
     let report = src.run(limits, &progress, &mut |name, b| parts.entry(name.to_string()).or_default().push(b));
@@ -95,9 +98,12 @@ pub fn ftrace_text(data: &[u8]) {
 /// blktrace binary data. The first byte picks the shape: a merged file, a
 /// `blktrace -o -` stream, or per-CPU files (the rest split in two at the
 /// offset in the next two bytes).
+/// The same records also go through `advisor io`'s summary (blktrace::summary),
+/// which must read as many records as the tables do; bit 2 of the first byte
+/// picks btt's rules for it.
 pub fn blktrace(data: &[u8]) {
     let Some((&mode, rest)) = data.split_first() else { return };
-    let src = match mode % 3 {
+    let open = || match mode % 3 {
         0 => crate::blktrace::BlkTrace::from_memory("fuzz", vec![rest.to_vec()], false),
         1 => crate::blktrace::BlkTrace::from_memory("fuzz", vec![rest.to_vec()], true),
         _ => {
@@ -107,7 +113,16 @@ pub fn blktrace(data: &[u8]) {
             crate::blktrace::BlkTrace::from_memory("fuzz", vec![a.to_vec(), b.to_vec()], false)
         }
     };
-    drain(Box::new(src));
+    let progress = AtomicU64::new(0);
+    let tables = Box::new(open()).run(LIMITS, &progress, &mut |_, b| {
+        std::hint::black_box(b.num_rows());
+    });
+    let mut summary = crate::blktrace::summary::Summary::default();
+    let report = open().summarize(&progress, &mut summary);
+    assert_eq!(report.events, tables.events, "the summary read other records than the tables");
+    if !summary.over_bound() {
+        let _ = std::hint::black_box(crate::blktrace::summary::render(&mut summary, None, mode & 4 != 0).map(|v| v.to_string()));
+    }
 }
 
 /// blkparse's default text output.

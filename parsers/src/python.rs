@@ -166,19 +166,94 @@ impl Batches {
     /// damage (list of str) and stats (list of (name, cpu, severity, count, description)).
     fn report<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyDict>>> {
         let guard = self.report.lock().unwrap();
-        let Some(r) = guard.as_ref() else { return Ok(None) };
+        guard.as_ref().map(|r| report_dict(py, r)).transpose()
+    }
+}
+
+fn report_dict<'py>(py: Python<'py>, r: &RunReport) -> PyResult<Bound<'py, PyDict>> {
+    let d = PyDict::new(py);
+    d.set_item("events", r.events)?;
+    d.set_item("first_ts", r.first_ts)?;
+    d.set_item("last_ts", r.last_ts)?;
+    d.set_item("damaged", r.damaged)?;
+    d.set_item("damage", r.damage.clone())?;
+    d.set_item("info", r.info.clone())?;
+    let stats: Vec<(String, Option<i32>, &'static str, u64, String)> =
+        r.stats.iter().map(|s| (s.name.clone(), s.cpu, s.severity.as_str(), s.count, s.description.clone())).collect();
+    d.set_item("stats", stats)?;
+    Ok(d)
+}
+
+/// `advisor io`'s rows read straight from blktrace files (blktrace::summary),
+/// on a thread; Python polls `wait` so that Ctrl-C and the progress bar work.
+/// The summary's rows as JSON (None: past what it holds in memory), or the
+/// capture's devices when the one asked for is not among them; and the report.
+type SummaryDone = (Result<Option<String>, Vec<String>>, RunReport);
+
+#[pyclass(module = "advisor._parsers")]
+struct IoSummaryJob {
+    rx: Receiver<SummaryDone>,
+    progress: Arc<AtomicU64>,
+    #[pyo3(get)]
+    total_bytes: u64,
+}
+
+#[pymethods]
+impl IoSummaryJob {
+    fn progress(&self) -> u64 {
+        self.progress.load(Ordering::Relaxed)
+    }
+
+    /// None while running; then a dict: `rows` (JSON text, or None when the
+    /// capture was too big to summarise in memory), `devices` (set when the
+    /// asked-for device is not in the capture: the ones that are) and `report`.
+    fn wait<'py>(&self, py: Python<'py>, timeout_s: f64) -> PyResult<Option<Bound<'py, PyDict>>> {
+        let rx = self.rx.clone();
+        let got = py.detach(move || rx.recv_timeout(std::time::Duration::from_secs_f64(timeout_s.max(0.0))));
+        let (rows, report) = match got {
+            Ok(x) => x,
+            Err(crossbeam_channel::RecvTimeoutError::Timeout) => return Ok(None),
+            Err(crossbeam_channel::RecvTimeoutError::Disconnected) => {
+                return Err(pyo3::exceptions::PyRuntimeError::new_err("io summary thread panicked"))
+            }
+        };
         let d = PyDict::new(py);
-        d.set_item("events", r.events)?;
-        d.set_item("first_ts", r.first_ts)?;
-        d.set_item("last_ts", r.last_ts)?;
-        d.set_item("damaged", r.damaged)?;
-        d.set_item("damage", r.damage.clone())?;
-        d.set_item("info", r.info.clone())?;
-        let stats: Vec<(String, Option<i32>, &'static str, u64, String)> =
-            r.stats.iter().map(|s| (s.name.clone(), s.cpu, s.severity.as_str(), s.count, s.description.clone())).collect();
-        d.set_item("stats", stats)?;
+        match rows {
+            Ok(json) => d.set_item("rows", json)?,
+            Err(devices) => {
+                d.set_item("rows", py.None())?;
+                d.set_item("devices", devices)?;
+            }
+        }
+        d.set_item("report", report_dict(py, &report)?)?;
         Ok(Some(d))
     }
+}
+
+/// Start summarising blktrace inputs for `advisor io` (see IoSummaryJob).
+#[pyfunction]
+#[pyo3(signature = (paths, device=None, btt_compat=false))]
+fn blktrace_io_summary(py: Python<'_>, paths: Vec<PathBuf>, device: Option<String>, btt_compat: bool) -> PyResult<IoSummaryJob> {
+    let p = paths.clone();
+    let trace = py.detach(move || crate::blktrace::BlkTrace::open_many(&p)).map_err(to_py)?;
+    let total_bytes = trace.total_bytes();
+    let (tx, rx) = bounded(1);
+    let progress = Arc::new(AtomicU64::new(0));
+    let prog = progress.clone();
+    std::thread::Builder::new()
+        .name("advisor-io".into())
+        .spawn(move || {
+            let mut summary = crate::blktrace::summary::Summary::default();
+            let report = trace.summarize(&prog, &mut summary);
+            let rows = if summary.over_bound() {
+                Ok(None)
+            } else {
+                crate::blktrace::summary::render(&mut summary, device.as_deref(), btt_compat).map(|v| Some(v.to_string()))
+            };
+            let _ = tx.send((rows, report));
+        })
+        .map_err(|e| pyo3::exceptions::PyRuntimeError::new_err(format!("cannot start io summary thread: {e}")))?;
+    Ok(IoSummaryJob { rx, progress, total_bytes })
 }
 
 /// Open a trace file (format detected from its contents).
@@ -252,8 +327,10 @@ fn _parsers(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(is_blktrace, m)?)?;
     m.add_function(wrap_pyfunction!(blktrace_files, m)?)?;
     m.add_function(wrap_pyfunction!(detect_format, m)?)?;
+    m.add_function(wrap_pyfunction!(blktrace_io_summary, m)?)?;
     m.add_class::<Trace>()?;
     m.add_class::<Batches>()?;
+    m.add_class::<IoSummaryJob>()?;
     m.add("ParseFailure", m.py().get_type::<ParseFailure>())?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())

@@ -14,7 +14,7 @@ use slab::Slab;
 
 use super::action::{self, ta, tc};
 use super::record::Record;
-use super::sector_tree::SectorTree;
+use super::sector_tree::{NodeId, SectorTree};
 
 /// dm (253), md (9) and 254: btt counts their Q2Q/Q2C/Q2A separately.
 pub fn is_remapper(device: u32) -> bool {
@@ -83,6 +83,9 @@ pub struct Sample {
     /// blk_events id of the record that ended the phase.
     pub event_id: u64,
     pub q_id: u64,
+    /// The queued bio's device and task (`advisor io` groups by them).
+    pub device: u32,
+    pub pid: u32,
     pub phase: Phase,
     pub ns: u64,
 }
@@ -147,6 +150,8 @@ pub struct Tracker {
     /// Keys of requests that can no longer change (completed or replaced).
     done: Vec<usize>,
     pub samples: Vec<Sample>,
+    /// The nodes a D or C record covers (kept between records: no allocation each).
+    hits: Vec<NodeId>,
 }
 
 impl Tracker {
@@ -154,7 +159,7 @@ impl Tracker {
     fn sample(&mut self, i: usize, event_id: u64, phase: Phase, ns: u64) {
         let q = &mut self.requests[i];
         q.phases[phase as usize] = Some(ns);
-        self.samples.push(Sample { event_id, q_id: q.q_id, phase, ns });
+        self.samples.push(Sample { event_id, q_id: q.q_id, device: q.device, pid: q.pid, phase, ns });
     }
 
     pub fn add(&mut self, id: u64, r: &Record) {
@@ -240,9 +245,11 @@ impl Tracker {
             }
             ta::ISSUE => {
                 let end = end_sector(r.h.sector, r.h.bytes);
+                let mut hits = std::mem::take(&mut self.hits);
                 let queued = &self.devices[&device].queued;
-                let hits: Vec<usize> = queued.covered(r.h.sector, end).into_iter().map(|n| queued.item(n)).collect();
-                for i in hits {
+                queued.covered_into(r.h.sector, end, &mut hits);
+                for &node in &hits {
+                    let i = self.devices[&device].queued.item(node);
                     let q = &mut self.requests[i];
                     let (i_time, m_time) = (q.i_time, q.m_time);
                     q.d_time = Some(t);
@@ -255,11 +262,13 @@ impl Tracker {
                         self.sample(i, id, Phase::M2D, tdelta(m, t));
                     }
                 }
+                self.hits = hits;
             }
             ta::COMPLETE => {
                 let end = end_sector(r.h.sector, r.h.bytes);
-                let hits = self.devices[&device].queued.covered(r.h.sector, end);
-                for node in hits {
+                let mut hits = std::mem::take(&mut self.hits);
+                self.devices[&device].queued.covered_into(r.h.sector, end, &mut hits);
+                for &node in &hits {
                     let i = self.devices[&device].queued.item(node);
                     let q = &mut self.requests[i];
                     let (q_time, d_time) = (q.q_time, q.d_time);
@@ -274,6 +283,7 @@ impl Tracker {
                     self.devices.get_mut(&device).expect("device seen").queued.erase(node);
                     self.done.push(i);
                 }
+                self.hits = hits;
             }
             _ => {}
         }

@@ -15,6 +15,7 @@ pub mod record;
 mod run;
 mod sector_tree;
 pub mod stream;
+pub mod summary;
 mod tables;
 pub mod text;
 
@@ -205,7 +206,21 @@ impl TraceSource for BlkTrace {
     }
 
     fn run(self: Box<Self>, limits: Limits, progress: &AtomicU64, out: &mut dyn FnMut(&str, RecordBatch)) -> RunReport {
-        let mut run = Run::new(limits, out);
+        self.read_into(Run::new(limits, out), progress)
+    }
+}
+
+impl BlkTrace {
+    /// Read every record into `summary` (`advisor io`'s figures) and build no
+    /// table; the report is the one an ingest of the same input gives.
+    pub fn summarize(self, progress: &AtomicU64, summary: &mut summary::Summary) -> RunReport {
+        let mut nothing = |_: &str, _: RecordBatch| {};
+        // One-row batches: the table builders, unused here, reserve nothing.
+        let limits = Limits { batch_rows: 1, ..Limits::default() };
+        self.read_into(Run::summarize(limits, &mut nothing, summary), progress)
+    }
+
+    fn read_into(self, mut run: Run, progress: &AtomicU64) -> RunReport {
         let mut damage = Vec::new();
         let mut stats = Vec::new();
         let mut truncated = 0u64;

@@ -11,6 +11,7 @@ use super::action;
 use super::btt::Tracker;
 use super::record::Record;
 use super::stream::Notes;
+use super::summary::Summary;
 use super::tables;
 use crate::source::Limits;
 use crate::stats::{Severity, Stat};
@@ -47,6 +48,8 @@ pub struct Run<'a> {
     /// device → (current, max) dispatched-but-not-completed requests, read
     /// and write, as blkparse counts its "Read depth" / "Write depth".
     depth: FxHashMap<u32, ([u32; 2], [u32; 2], u64, u64)>,
+    /// `advisor io`'s summary instead of the tables: no batches are built.
+    summary: Option<&'a mut Summary>,
 }
 
 impl<'a> Run<'a> {
@@ -66,7 +69,13 @@ impl<'a> Run<'a> {
             per_cpu: FxHashMap::default(),
             lost: tables::LostBuilder::default(),
             depth: FxHashMap::default(),
+            summary: None,
         }
+    }
+
+    /// A run that gathers `advisor io`'s summary and builds no table.
+    pub fn summarize(limits: Limits, out: &'a mut dyn FnMut(&str, RecordBatch), summary: &'a mut Summary) -> Self {
+        Run { summary: Some(summary), ..Run::new(limits, out) }
     }
 
     fn track_depth(&mut self, r: &Record) {
@@ -109,7 +118,10 @@ impl<'a> Run<'a> {
         self.first_ts.get_or_insert(r.h.time);
         self.last_ts = Some(r.h.time);
         self.tracker.add(self.id, &r);
-        self.events.push(self.id, &r, printed);
+        match self.summary.as_deref_mut() {
+            Some(s) => s.record(self.id, &r),
+            None => self.events.push(self.id, &r, printed),
+        }
         self.id += 1;
         self.notes.next_id = self.id;
         if self.events.rows() >= self.limits.batch_rows {
@@ -131,6 +143,12 @@ impl<'a> Run<'a> {
     /// Take the requests that can no longer change out of the tracker, and
     /// hand over full batches (all of them at the end).
     fn flush_requests(&mut self, all: bool) {
+        if let Some(s) = self.summary.as_deref_mut() {
+            self.tracker.drain_each(all, |_| {});
+            s.samples(&self.tracker.samples);
+            self.tracker.samples.clear();
+            return;
+        }
         let requests = &mut self.requests;
         self.tracker.drain_each(all, |r| requests.push(r));
         if requests.rows() > 0 && (all || requests.rows() >= self.limits.batch_rows) {
@@ -166,7 +184,10 @@ impl<'a> Run<'a> {
                 tables::DeviceRow { device: dev, first_ts: first, last_ts: last, max_depth: max, btt_q: q, btt_d: d, avg_active_at_q: a }
             })
             .collect();
-        (self.out)(tables::BLK_DEVICES, tables::devices_batch(&rows));
+        match self.summary.take() {
+            Some(s) => s.close(rows, self.notes.names.iter().map(|(&p, t)| (p, t.name.clone())).collect()),
+            None => (self.out)(tables::BLK_DEVICES, tables::devices_batch(&rows)),
+        }
         let mut per_cpu: Vec<_> = self.per_cpu.iter().map(|(&k, n)| (k, n.records)).collect();
         per_cpu.sort_unstable();
         for &((dev, cpu), n) in &per_cpu {

@@ -119,10 +119,18 @@ impl SectorTree {
     /// rb_foreach: nodes lying wholly inside [start, end), in btt's visiting
     /// order. Subtrees are pruned on the current node's range, so with
     /// overlapping bios some bios inside the range are (as in btt) missed.
+    #[cfg(test)]
     pub fn covered(&self, start: u64, end: u128) -> Vec<NodeId> {
         let mut out = Vec::new();
-        self.covered_from(self.root, start, end, &mut out);
+        self.covered_into(start, end, &mut out);
         out
+    }
+
+    /// `covered` into a list the caller keeps (one allocation for a whole trace,
+    /// not one per D and C record).
+    pub fn covered_into(&self, start: u64, end: u128, out: &mut Vec<NodeId>) {
+        out.clear();
+        self.covered_from(self.root, start, end, out);
     }
 
     fn covered_from(&self, at: u32, start: u64, end: u128, out: &mut Vec<NodeId>) {

@@ -72,6 +72,7 @@ pub fn tasks_batch(names: &[(u32, &TaskName)]) -> RecordBatch {
 }
 
 /// Per-device facts that need the whole ordered stream to compute.
+#[derive(Clone)]
 pub struct DeviceRow {
     pub device: u32,
     pub first_ts: u64,
