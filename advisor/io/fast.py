@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Callable
 
 from advisor import parsers
-from advisor.errors import UsageError
+from advisor.errors import TraceFormatError, UsageError
 from advisor.io.summary import compose
 
 #: How often the wait for the parser returns to Python (Ctrl-C, progress).
@@ -47,6 +47,10 @@ def blktrace_summary(
         if progress is not None:
             progress(job.progress(), job.total_bytes)
     report = done["report"]
+    if not report["events"]:
+        # Nothing readable at all: an error, as ingest says it (advisor/store/ingest.py).
+        label = "stdin" if [str(p) for p in paths] == ["-"] else ", ".join(Path(p).name for p in paths)
+        raise TraceFormatError(report["damage"][0] if report["damage"] else f"{label}: no blktrace records in this input (empty files or stream)")
     if warn is not None:
         for line in _quality(report):
             warn(line)

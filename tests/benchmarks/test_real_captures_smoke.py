@@ -54,3 +54,24 @@ def test_missing_file_is_one_line_exit_2(tmp_path):
     p = run(tmp_path, "sample_traces/no-such.dat")
     assert p.returncode == 2
     assert p.stderr.strip() == "real_captures.py: sample_traces/no-such.dat: no such file"
+
+
+@pytest.mark.skipif(not (shutil.which("blkparse") and shutil.which("btt")), reason="needs blkparse and btt")
+def test_one_blktrace_sample(tmp_path):
+    # The layout capture_blktrace_big.sh writes (big.blktrace.N), made of a sample's files.
+    data = tmp_path / "blk"
+    data.mkdir()
+    for cpu in (0, 1):
+        (data / f"big.blktrace.{cpu}").symlink_to(ROOT / "sample_traces" / f"blk-ext4-fsync.blktrace.{cpu}")
+    p = run(tmp_path, "--blktrace", str(data))
+    assert p.returncode == 0, p.stderr
+    (blk,) = json.loads((tmp_path / "out.json").read_text())["blktrace"]
+    # the store's records: blkparse's "Events (blk-ext4-fsync): 9425 entries" (no notes)
+    manifest = json.loads((ROOT / "sample_traces" / "manifest.json").read_text())
+    assert blk["records"] == next(m for m in manifest if m["file"] == "blk-ext4-fsync")["blkparse_events_entries"]
+    for step in ("blkparse_d_btt", "advisor_io", "advisor_io_btt_compat", "advisor_io_store"):
+        assert len(blk["results"][step]["runs"]) == 1
+    for step in ("advisor_io", "advisor_io_btt_compat", "advisor_io_store"):
+        assert blk["results"][step]["blkparse_btt_over_this"] > 0
+        assert len(blk["results"][step]["ratio_runs"]) == 1
+    assert "| advisor io STORE (SQL) |" in p.stdout

@@ -10,7 +10,7 @@ from advisor.io.fast import blktrace_summary, only_blktrace
 from advisor.store import open_store
 from advisor.store.ingest import ingest
 from tests.conftest import SAMPLES, samples
-from tests.helpers import advisor, same
+from tests.helpers import advisor, one_line_error, same
 
 #: Each capture's binary blktrace inputs, as a user gives them (device sets read together).
 CAPTURES: dict[str, list[str]] = {}
@@ -72,3 +72,12 @@ def test_records_lost_to_a_sequence_gap_are_said_by_both_paths(tmp_path):
     assert advisor("ingest", str(base), "-o", str(store)).code == 0
     r = advisor("io", str(store))
     assert r.code == 0 and "1 record lost (sequence gaps: 254,0 cpu 0: 1)" in r.err, r.err
+
+
+def test_nothing_readable_is_one_error_line_as_at_ingest(tmp_path):
+    (tmp_path / "junk.blktrace.0").write_bytes(b"not blktrace at all, not even a header of 48 bytes")
+    (tmp_path / "empty.blktrace.0").write_bytes(b"")
+    line = one_line_error(advisor("io", str(tmp_path / "junk")))
+    assert line == f"advisor: error: {tmp_path}/junk.blktrace.0: offset 0x0: not blktrace data (bad magic 6e6f7420)"
+    line = one_line_error(advisor("io", str(tmp_path / "empty")))
+    assert line == "advisor: error: empty: no blktrace records in this input (empty files or stream)"

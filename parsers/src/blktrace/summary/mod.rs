@@ -4,7 +4,7 @@
 //! `advisor/io/summary.py` computes the same summary with SQL over a store
 //! (stores, incidents with a trace.dat, blkparse text); this module is its
 //! fast path for binary blktrace input and must answer exactly as it does
-//! (tests/io/test_io_fast.py compares both on every sample). Each figure
+//! (tests/cli/test_io_paths.py compares both on every sample). Each figure
 //! below names the SQL it follows.
 //!
 //! What it holds is bounded by `MAX_HELD_BYTES`: btt's phase values (for exact
@@ -145,10 +145,32 @@ impl Summary {
 
     /// Every record, in blkparse's order, with its `blk_events` id.
     pub fn record(&mut self, id: u64, r: &Record) {
-        let a = r.h.action;
-        if self.over || action::is_notify(a) {
+        if self.over || action::is_notify(r.h.action) {
             return;
         }
+        let known = self.devs.len();
+        let seek = self.count(id, r);
+        // What this record added to memory: devices first seen (a capture of
+        // made-up device numbers must not grow it unseen), a seek distance, a request.
+        let request = match action::code(r.h.action) {
+            ta::ISSUE if r.h.bytes > 0 && action::category(r.h.action) & tc::PC == 0 => request_d2c::ISSUE_BYTES,
+            ta::COMPLETE if r.h.bytes > 0 && action::category(r.h.action) & tc::PC == 0 => request_d2c::COMPLETION_BYTES,
+            _ => 0,
+        };
+        let devices = (self.devs.len() - known) * std::mem::size_of::<Dev>();
+        if !self.hold(devices + if seek { 16 } else { 0 } + request) || request == 0 {
+            return;
+        }
+        if action::code(r.h.action) == ta::ISSUE {
+            self.d2c.issue(r.h.device, r.h.sector, r.h.time, id);
+        } else {
+            self.d2c.complete(r.h.device, r.h.sector, r.h.time);
+        }
+    }
+
+    /// The per-device counts of one record (not a note); true when it added a seek.
+    fn count(&mut self, id: u64, r: &Record) -> bool {
+        let a = r.h.action;
         let code = action::code(a);
         let pc = action::category(a) & tc::PC != 0;
         if code == ta::REMAP {
@@ -167,7 +189,7 @@ impl Summary {
         }
         dev.counted |= !pc;
         if pc || code == ta::REMAP {
-            return;
+            return false;
         }
         match code {
             ta::QUEUE => dev.queued += 1,
@@ -188,14 +210,16 @@ impl Summary {
             dev.done[kind].n += 1;
             dev.done[kind].bytes += r.h.bytes as u128;
         }
-        if r.h.bytes == 0 {
-            return;
+        if r.h.bytes == 0 || dev.follow_from.is_none() {
+            return false;
         }
-        let followed = dev.follow_from.is_some();
         let (s, e) = (r.h.sector as u128, end_sector(r.h.sector, r.h.bytes));
         match code {
-            ta::ISSUE | ta::QUEUE if followed => dev.seeks[(code == ta::QUEUE) as usize].add(s, e),
-            ta::COMPLETE if followed => {
+            ta::ISSUE | ta::QUEUE => {
+                dev.seeks[(code == ta::QUEUE) as usize].add(s, e);
+                return true;
+            }
+            ta::COMPLETE => {
                 let n = (r.h.bytes >> 9) as u64;
                 dev.c_sectors = Some(match dev.c_sectors {
                     None => (n, n, n as u128),
@@ -204,21 +228,7 @@ impl Summary {
             }
             _ => {}
         }
-        // What this record adds to memory: a seek distance (u128), a request.
-        let seek = if matches!(code, ta::ISSUE | ta::QUEUE) && followed { 16 } else { 0 };
-        let request = match code {
-            ta::ISSUE => request_d2c::ISSUE_BYTES,
-            ta::COMPLETE => request_d2c::COMPLETION_BYTES,
-            _ => 0,
-        };
-        if !self.hold(seek + request) {
-            return;
-        }
-        match code {
-            ta::ISSUE => self.d2c.issue(r.h.device, r.h.sector, r.h.time, id),
-            ta::COMPLETE => self.d2c.complete(r.h.device, r.h.sector, r.h.time),
-            _ => {}
-        }
+        false
     }
 
     /// btt's phase values as the tracker finds them.
