@@ -227,9 +227,11 @@ def _notes(roles: list[dict], per_dev: list[dict], per_dev_btt: list[dict], btt_
 
 def _overhead(per_dev: list[dict]) -> list[dict]:
     """btt's Device Overhead: each phase's total time as a share of Q2C's."""
+    by_dev: dict[str, dict[str, int]] = {}
+    for r in per_dev:  # one pass: a capture can name hundreds of thousands of devices
+        by_dev.setdefault(r["dev"], {})[r["phase"]] = r["total_ns"]
     out = []
-    for dev in sorted({r["dev"] for r in per_dev}):
-        totals = {r["phase"]: r["total_ns"] for r in per_dev if r["dev"] == dev}
+    for dev, totals in sorted(by_dev.items()):
         q2c = totals.get("Q2C")
         if not q2c:
             continue

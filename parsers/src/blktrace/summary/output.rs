@@ -4,7 +4,7 @@
 
 use std::collections::BTreeMap;
 
-use rustc_hash::FxHashMap;
+use rustc_hash::{FxHashMap, FxHashSet};
 use serde_json::{json, Value};
 
 use super::stats::{average, bucket, phase_stats, seek_stats, PhaseStats, BUCKETS_MS};
@@ -30,7 +30,7 @@ type Computed = FxHashMap<(u32, u8), (PhaseStats, Option<Vec<u64>>)>;
 /// capture's devices).
 pub fn render(s: &mut Summary, device: Option<&str>, btt_compat: bool) -> Result<Value, Vec<String>> {
     let mut facts = s.facts.clone();
-    facts.sort_by_key(|f| dev_name(f.device));
+    facts.sort_by_cached_key(|f| dev_name(f.device));
     let names: Vec<String> = facts.iter().map(|f| dev_name(f.device)).collect();
     let wanted = device.map(|d| d.replace(':', ","));
     if let Some(d) = &wanted {
@@ -39,7 +39,9 @@ pub fn render(s: &mut Summary, device: Option<&str>, btt_compat: bool) -> Result
         }
     }
     let devs: Vec<u32> = facts.iter().filter(|f| wanted.as_ref().map_or(true, |d| *d == dev_name(f.device))).map(|f| f.device).collect();
-    let keep = |dev: u32| devs.contains(&dev);
+    // A set: a capture can name hundreds of thousands of devices (made-up numbers).
+    let shown: FxHashSet<u32> = devs.iter().copied().collect();
+    let keep = |dev: u32| shown.contains(&dev);
     let Summary { devs: records, d2c: requests, names: tasks, .. } = s;
     let mut sets: FxHashMap<(u32, u8), Vec<u64>> = FxHashMap::default();
     for (&d, dev) in records.iter_mut() {
@@ -53,7 +55,7 @@ pub fn render(s: &mut Summary, device: Option<&str>, btt_compat: bool) -> Result
         for (dev, v) in requests.finish() {
             sets.insert((dev, REQUEST_D2C), v);
         }
-        let computed = compute(&mut sets, &devs);
+        let computed = compute(&mut sets, &shown);
         let all = all_devices(&sets, &computed, &devs, btt_compat);
         (seek_rows.join().expect("seek thread"), (computed, all))
     });
@@ -100,9 +102,9 @@ pub fn render(s: &mut Summary, device: Option<&str>, btt_compat: bool) -> Result
 
 /// Statistics of every value set of the devices shown (each set read once,
 /// reordered in place), with bucket counts for D2C and Q2C.
-fn compute(sets: &mut FxHashMap<(u32, u8), Vec<u64>>, devs: &[u32]) -> Computed {
+fn compute(sets: &mut FxHashMap<(u32, u8), Vec<u64>>, shown: &FxHashSet<u32>) -> Computed {
     let mut out = Computed::default();
-    for (&(dev, key), v) in sets.iter_mut().filter(|(k, _)| devs.contains(&k.0)) {
+    for (&(dev, key), v) in sets.iter_mut().filter(|(k, _)| shown.contains(&k.0)) {
         let histogram = [Phase::D2C as u8, Phase::Q2C as u8, REQUEST_D2C].contains(&key).then(|| {
             let mut counts = vec![0u64; BUCKETS_MS.len() + 1];
             for &ns in v.iter() {
@@ -160,7 +162,7 @@ fn big(v: u128) -> Value {
 /// `blk_device_roles`: how each device was read (disk or remapper).
 fn roles(records: &FxHashMap<u32, Dev>, keep: &dyn Fn(u32) -> bool) -> Vec<Value> {
     let mut devs: Vec<(&u32, &Dev)> = records.iter().filter(|(&d, v)| v.counted && keep(d)).collect();
-    devs.sort_by_key(|x| dev_name(*x.0));
+    devs.sort_by_cached_key(|x| dev_name(*x.0));
     devs.into_iter()
         .map(|(&d, v)| {
             let remapper = v.remapped_away > 0 || (v.queued > 0 && v.issued == 0);
