@@ -3,6 +3,7 @@ onto the advisor's exception tree."""
 
 from __future__ import annotations
 
+from contextlib import contextmanager
 from pathlib import Path
 
 from advisor import _parsers
@@ -16,32 +17,38 @@ _KINDS = {
 }
 
 
-def open_trace(path: Path) -> "_parsers.Trace":
-    """Open a trace file; the format is detected from its contents."""
+@contextmanager
+def _failures_mapped():
+    """The parser's ParseFailure(kind, message) as the advisor's exception of that kind."""
     try:
-        return _parsers.open_trace(str(path))
+        yield
     except _parsers.ParseFailure as e:
         kind, message = e.args
         raise _KINDS.get(kind, TraceFormatError)(message) from None
+
+
+def no_blktrace_records(label: str) -> TraceFormatError:
+    """The error for blktrace input in which not one record was readable."""
+    return TraceFormatError(f"{label}: no blktrace records in this input (empty files or stream)")
+
+
+def open_trace(path: Path) -> "_parsers.Trace":
+    """Open a trace file; the format is detected from its contents."""
+    with _failures_mapped():
+        return _parsers.open_trace(str(path))
 
 
 def open_blktrace(paths: list[Path]) -> "_parsers.Trace":
     """Open blktrace inputs parsed together: per-CPU sets (NAME or NAME.blktrace.N),
     a merged file (blkparse -d), or "-" for stdin."""
-    try:
+    with _failures_mapped():
         return _parsers.open_blktrace([str(p) for p in paths])
-    except _parsers.ParseFailure as e:
-        kind, message = e.args
-        raise _KINDS.get(kind, TraceFormatError)(message) from None
 
 
 def blktrace_io_summary(paths: list[Path], device: str | None, btt_compat: bool) -> "_parsers.IoSummaryJob":
     """Start reading blktrace inputs for `advisor io`'s summary alone (advisor/io/fast.py)."""
-    try:
+    with _failures_mapped():
         return _parsers.blktrace_io_summary([str(p) for p in paths], device, btt_compat)
-    except _parsers.ParseFailure as e:
-        kind, message = e.args
-        raise _KINDS.get(kind, TraceFormatError)(message) from None
 
 
 def is_blktrace(path: Path) -> bool:
@@ -50,11 +57,8 @@ def is_blktrace(path: Path) -> bool:
 
 def detect_format(path: Path) -> str:
     """"blktrace", "blkparse-text", "trace.dat" or "ftrace-text", from the first bytes."""
-    try:
+    with _failures_mapped():
         return _parsers.detect_format(str(path))
-    except _parsers.ParseFailure as e:
-        kind, message = e.args
-        raise _KINDS.get(kind, TraceFormatError)(message) from None
 
 
 def blktrace_files(path: Path) -> list[Path]:

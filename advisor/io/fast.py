@@ -50,7 +50,7 @@ def blktrace_summary(
     if not report["events"]:
         # Nothing readable at all: an error, as ingest says it (advisor/store/ingest.py).
         label = "stdin" if [str(p) for p in paths] == ["-"] else ", ".join(Path(p).name for p in paths)
-        raise TraceFormatError(report["damage"][0] if report["damage"] else f"{label}: no blktrace records in this input (empty files or stream)")
+        raise TraceFormatError(report["damage"][0]) if report["damage"] else parsers.no_blktrace_records(label)
     if warn is not None:
         for line in _quality(report):
             warn(line)

@@ -382,7 +382,7 @@ def _load_source(tables, src, state: _Loaded, progress: Progress | None) -> None
         # Nothing readable at all: an error, not an empty store.
         raise TraceFormatError(damage[0])
     if not report.get("events") and src.format == "blktrace":
-        raise TraceFormatError(f"{label}: no blktrace records in this input (empty files or stream)")
+        raise parsers.no_blktrace_records(label)
     state.info.update(dict(src.info()))
     state.info.update(dict(report.get("info", [])))
     prefix = "blktrace_" if src.format == "blktrace" else ""
