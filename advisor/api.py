@@ -87,7 +87,7 @@ class Capture:
 
         doc = engine.replay_store(self.con, self.label, problems, policies, kernel)
         if doc is None:
-            raise UsageError(f"{self.label}: no page-dirtying events (writeback:writeback_dirty_folio/_page) to replay")
+            raise UsageError(f"{self.label}: {engine.nothing_to_replay(self.con)}")
         return doc
 
     def report(self, path: str | PathLike, kernel: str | None = None) -> Path:

@@ -24,6 +24,8 @@ def capture_facts(con) -> dict:
         "SELECT name, cpu, count, description FROM parse_stats WHERE severity = 'data_loss' AND count > 0 ORDER BY name, cpu"
     ).fetchall()
     first, last = info.get("first_ts"), info.get("last_ts")
+    # "clock ticks" for -C x86-tsc (TSC cycles) or -C counter: no seconds in them.
+    unit = info.get("ts_unit", "ns")
     return {
         "sources": [s for s in info.get("source_file", "").split("\n") if s],
         "format": info.get("format"),
@@ -32,7 +34,9 @@ def capture_facts(con) -> dict:
         "blk_events": int(blk),
         "first_ts": int(first) if first else None,
         "last_ts": int(last) if last else None,
-        "span_seconds": (int(last) - int(first)) / 1e9 if first and last else None,
+        "ts_unit": unit,
+        "span_seconds": (int(last) - int(first)) / 1e9 if first and last and unit == "ns" else None,
+        "span_ticks": int(last) - int(first) if first and last and unit != "ns" else None,
         "lost_events": int(lost),
         "data_loss": [{"name": n, "cpu": c, "count": int(k), "description": d} for n, c, k, d in lost_by],
         "damaged": info.get("partial") == "true",

@@ -142,7 +142,7 @@ def measure(con, problems: list[str], views) -> dict[str, dict]:
 def replay_store(con, label: str, problems: list[str] | None = None, policies: list[str] | None = None,
                  kernel: str | None = None) -> dict | None:
     """The replay of a store's workload with its own measurements as the observed column;
-    None when the capture has no page dirtying to replay."""
+    None when the capture has no page dirtying to replay (`nothing_to_replay` says why)."""
     from advisor.replay.workload import from_store  # noqa: PLC0415
     from advisor.views import attach  # noqa: PLC0415
 
@@ -152,6 +152,16 @@ def replay_store(con, label: str, problems: list[str] | None = None, policies: l
         return None
     selection = select(problems, policies)
     return replay(workload, selection, kernel, measure(con, selection.problems, views))
+
+
+def nothing_to_replay(con) -> str:
+    """Why `replay_store` found no page dirtying in this store."""
+    from advisor.views import attach  # noqa: PLC0415
+
+    unmet = attach(con).unmet(["dirtying.index"])
+    if unmet:
+        return f"no page-dirtying events to replay: {unmet[0].why}"
+    return "no page-dirtying events (writeback:writeback_dirty_folio/_page) to replay"
 
 
 def _plain(metrics: dict) -> dict:

@@ -62,8 +62,8 @@ def _replay(engine, traces: list[Path], description: str | None, problems, polic
     label = str(traces[0]) if len(traces) == 1 else f"{len(traces)} inputs"
     with open_store(store) as con, interruptible(con):
         doc = engine.replay_store(con, label, problems, policies, kernel)
-    if doc is None:
-        raise TraceFormatError(f"{label}: no page-dirtying events (writeback:writeback_dirty_folio/_page) to replay")
+        if doc is None:
+            raise TraceFormatError(f"{label}: {engine.nothing_to_replay(con)}")
     return doc
 
 

@@ -81,7 +81,11 @@ def render(r: IngestResult, limit: int = 25) -> None:
         facts.add_row("kernel", info.get("kernel_release") or "[yellow]unknown (no uname in the capture)[/]")
     if "first_ts" in info:
         span = int(info["last_ts"]) - int(info["first_ts"])
-        facts.add_row("time span", f"{fmt_ns(int(info['first_ts']))} … {fmt_ns(int(info['last_ts']))}  ({fmt_ns(span)} s, clock {info.get('clock', '?')})")
+        if info.get("ts_unit", "ns") == "ns":
+            facts.add_row("time span", f"{fmt_ns(int(info['first_ts']))} … {fmt_ns(int(info['last_ts']))}  ({fmt_ns(span)} s, clock {info.get('clock', '?')})")
+        else:  # -C x86-tsc (TSC cycles) or -C counter
+            facts.add_row("time span", f"{info['first_ts']} … {info['last_ts']}  ({span:,} clock ticks, clock {info.get('clock', '?')}: "
+                          "[yellow]not nanoseconds, no duration can be measured[/])")
     if "format" in info:
         facts.add_row("events", f"{r.events:,} in {len(r.events_by_type)} types")
     if r.blk_actions:

@@ -24,7 +24,7 @@ def replay_doc(con, label: str, problems: list[str] | None, kernel: str | None) 
 
     doc = engine.replay_store(con, label, problems, None, kernel)
     if doc is None:
-        return None, "no page-dirtying events (writeback:writeback_dirty_folio/_page) to replay"
+        return None, engine.nothing_to_replay(con)
     return doc, None
 
 

@@ -72,6 +72,12 @@ def record_command(events: list[str], duration: float = 30, output: str = "write
     return shlex.join(argv + ["sleep", f"{duration:g}"])
 
 
+def ticks_why(view: str, clock: str) -> str:
+    """Why a view is not measurable in a capture whose timestamps are clock ticks."""
+    return (f"{view}: the capture's timestamps are {clock} clock ticks, not nanoseconds; record with "
+            "trace-cmd's default clock (local), or add --tsc2nsec to -C x86-tsc")
+
+
 @dataclass
 class Unmet:
     need: str
@@ -88,6 +94,8 @@ class Views:
     def met(self, need: str) -> bool:
         view, _, column = need.partition(".")
         b = self.built[view]
+        if self.present.ticks_clock and b.timed_by_events:
+            return False  # no duration, rate or time window can be measured
         return b.available and (not column or b.fills(column))
 
     def unmet(self, needs) -> list[Unmet]:
@@ -97,6 +105,9 @@ class Views:
                 continue
             view, _, column = need.partition(".")
             b = self.built[view]
+            if self.present.ticks_clock and b.available and b.timed_by_events:
+                out.append(Unmet(need, ticks_why(view, self.present.ticks_clock), []))
+                continue
             why = (f"{view}.{column}: {b.source} does not show it ({b.lacks})" if b.available
                    else f"{view}: {b.lacks or 'no source recorded'}")
             out.append(Unmet(need, why, b.record()))

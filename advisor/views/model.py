@@ -129,6 +129,11 @@ class Built:
     def available(self) -> bool:
         return bool(self.used)
 
+    @property
+    def timed_by_events(self) -> bool:
+        """Rows come from trace events (trace.dat or ftrace text), not blktrace tables."""
+        return any(s.events for s, _ in self.used)
+
     def fills(self, column: str) -> bool:
         return self.view.column(column) is not None and any(s.fills(column, tables, self.present) for s, tables in self.used)
 

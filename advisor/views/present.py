@@ -24,6 +24,10 @@ class Present:
     syscall_args: dict[str, list[str]] = field(default_factory=dict)
     #: The store has the syscalls paired at ingest (`raw.syscall_spans`).
     paired_syscalls: bool = False
+    #: The trace clock, when the trace's timestamps are not nanoseconds: `trace-cmd
+    #: record -C x86-tsc` stores TSC cycles (report prints "[001]32915178516790:"),
+    #: `-C counter` a bare sequence number; no duration can be measured from them.
+    ticks_clock: str | None = None
 
     @classmethod
     def of(cls, con, events: set[str] | None = None, tables: tuple[str, ...] = (), hide: frozenset[str] = frozenset()) -> "Present":
@@ -44,6 +48,9 @@ class Present:
             if args is not None:
                 out.syscall_args[f"{system}:{event}"] = list(args)
         # A table, or a view over its Parquet file: information_schema lists both.
+        info = dict(con.execute("SELECT key, value FROM trace_info WHERE key IN ('ts_unit', 'clock')").fetchall())
+        if info.get("ts_unit", "ns") != "ns":
+            out.ticks_clock = info.get("clock") or "unknown"
         out.paired_syscalls = bool(con.execute(
             "SELECT count(*) FROM information_schema.tables WHERE table_catalog = current_database() "
             "AND table_schema = 'raw' AND table_name = 'syscall_spans'").fetchone()[0])

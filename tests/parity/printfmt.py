@@ -26,6 +26,10 @@ class Conversion:
     conv: str  # d i o u x X c s p ...
     pext: str  # %p extension letters (ps, pS, pU, ...)
     zero_x: bool  # the literal before ends with "0x"
+    #: "%0x" (a 0 flag, no width): trace-cmd report -R (libtraceevent 1.7) does not
+    #: take it for hex and prints the field in decimal, e.g. timer_migration's
+    #: "migrator=%0x" with the u8 0xff comes out "migrator=255".
+    raw_decimal: bool = False
 
 
 def _split_format(text: str) -> tuple[str, str]:
@@ -118,5 +122,5 @@ def field_conversions(print_fmt: str) -> dict[str, Conversion]:
         f = _FIELD.match(arg)
         if f and f[1] not in result:
             pext = m["pext"] if m["conv"] == "p" else ""
-            result[f[1]] = Conversion(m["conv"], pext, literal.endswith("0x"))
+            result[f[1]] = Conversion(m["conv"], pext, literal.endswith("0x"), "0" in m["flags"] and not m["width"])
     return result

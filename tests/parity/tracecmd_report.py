@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 import shutil
 import subprocess
-from collections import Counter, defaultdict, deque
+from collections import Counter, deque
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -18,7 +18,9 @@ import duckdb
 
 from tests.parity.printfmt import Conversion, field_conversions
 
-LINE = re.compile(r"^(?P<comm>.*?)-(?P<pid>\d+)\s+\[(?P<cpu>\d+)\]\s+(?P<ts>\d+\.\d{9}):\s+(?P<event>\w+):\s*(?P<rest>.*)$")
+# The timestamp is seconds.nanoseconds, or a bare count for a clock that is not in
+# nanoseconds: "[001]32915178516790:" (-C x86-tsc), "[000]           2:" (-C counter).
+LINE = re.compile(r"^(?P<comm>.*?)-(?P<pid>\d+)\s+\[(?P<cpu>\d+)\]\s*(?P<ts>\d+\.\d{9}|\d+):\s+(?P<event>\w+):\s*(?P<rest>.*)$")
 LOST = re.compile(r"^CPU:(?P<cpu>\d+) \[(?:(?P<n>\d+) )?EVENTS DROPPED\]$")
 
 
@@ -115,7 +117,7 @@ def _expected_int(token: str, f: Field) -> int | None:
     try:
         if t == "(nil)":
             return 0
-        if conv and conv.conv in "xX":
+        if conv and conv.conv in "xX" and not conv.raw_decimal:
             return int(t[2:] if t.lower().startswith("0x") else t, 16)
         if conv and conv.conv == "o":
             return int(t, 8)

@@ -1,0 +1,86 @@
+"""A capture whose timestamps are clock ticks, not nanoseconds.
+
+`trace-cmd record -C x86-tsc` stores TSC cycles and `-C counter` a bare sequence
+number (trace-cmd report prints "[001]32915178516790:"); the parser keeps them as
+they are and says so in trace_info (ts_unit "clock ticks"). Every duration, rate
+and time window built on them would be off by the TSC frequency or meaningless, so
+the views built from trace events are not measurable, analyze shows the span in
+ticks, and replay refuses with the reason. Parity of such captures with trace-cmd
+is checked by tests/parity (its report line accepts the bare count).
+
+The store is a sample's, with its clock metadata set as the parser sets it for an
+x86-tsc capture: the event rows are the same either way.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+import duckdb
+
+from advisor.views import attach
+from tests.conftest import SAMPLES
+from tests.helpers import advisor as run_cli, one_line_error
+
+SAMPLE = "hostile-names-ext4-v7-zstd.dat"
+
+
+def _ticks_store(tmp_path):
+    out = tmp_path / "tsc.duckdb"
+    r = run_cli("ingest", str(SAMPLES / SAMPLE), "-o", str(out), "--single-file")
+    assert r.code == 0, r.err
+    with duckdb.connect(str(out)) as con:
+        con.execute("UPDATE trace_info SET value = 'clock ticks' WHERE key = 'ts_unit'")
+        con.execute("UPDATE trace_info SET value = 'x86-tsc' WHERE key = 'clock'")
+    return out
+
+
+def test_views_from_events_are_not_measurable_and_say_why(tmp_path):
+    store = _ticks_store(tmp_path)
+    with duckdb.connect(str(store), read_only=True) as con:
+        views = attach(con)
+        assert views.present.ticks_clock == "x86-tsc"
+        for need in ("dirtying.index", "page_waits", "block_requests", "fsync_ops.dur_ns"):
+            assert not views.met(need)
+            (unmet,) = views.unmet([need])
+            assert "x86-tsc clock ticks, not nanoseconds" in unmet.why
+            assert unmet.record == []  # the events are there: the clock is the remedy
+
+
+def test_analyze_shows_ticks_and_measures_no_duration(tmp_path):
+    store = _ticks_store(tmp_path)
+    r = run_cli("analyze", str(store), "--json")
+    assert r.code in (0, 1), r.err
+    doc = json.loads(r.out)
+    c = doc["capture"]
+    assert c["ts_unit"] == "clock ticks" and c["span_seconds"] is None
+    assert c["span_ticks"] == c["last_ts"] - c["first_ts"] > 0
+    for f in doc["findings"]:
+        assert f["verdict"] in ("not-applicable", "insufficient-data"), f["rule"]
+        assert all(v is None for v in f["metrics"].values()), f["rule"]
+    text = run_cli("analyze", str(store))
+    assert "clock ticks" in text.out and "no duration can be measured" in text.out
+
+
+def test_replay_refuses_with_the_clock_as_reason(tmp_path):
+    r = run_cli("replay", str(_ticks_store(tmp_path)))
+    assert r.code == 2
+    assert "x86-tsc clock ticks, not nanoseconds" in one_line_error(r)
+
+
+def test_the_same_capture_in_nanoseconds_is_measured(tmp_path):
+    """The control: the unchanged store measures what the ticks store cannot."""
+    out = tmp_path / "ns.duckdb"
+    shutil.copy(_ticks_store(tmp_path), out)
+    with duckdb.connect(str(out)) as con:
+        con.execute("UPDATE trace_info SET value = 'ns' WHERE key = 'ts_unit'")
+        con.execute("UPDATE trace_info SET value = 'local' WHERE key = 'clock'")
+        views = attach(con)
+        assert views.present.ticks_clock is None
+        assert views.met("dirtying.index") and views.met("page_waits")
+
+
+def test_io_refuses_latencies_in_ticks(tmp_path):
+    r = run_cli("io", str(_ticks_store(tmp_path)))
+    assert "no latency can be measured" in one_line_error(r)
