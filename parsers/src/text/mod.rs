@@ -7,6 +7,7 @@
 //! text captures load like trace.dat ones.
 
 pub mod fields;
+mod layout;
 pub mod line;
 
 use std::collections::HashMap;
@@ -434,7 +435,10 @@ impl TextTrace {
                 if !is_known_noise(&l) {
                     malformed += 1;
                     if damage.len() < 20 {
-                        damage.push(format!("line {no}: not an event line: {:?}", truncate(&l, 120)));
+                        damage.push(match layout::unreadable_layout(&l) {
+                            Some(layout) => format!("line {no}: {layout}: {:?}", truncate(&l, 120)),
+                            None => format!("line {no}: not an event line: {:?}", truncate(&l, 120)),
+                        });
                     }
                 }
                 continue;
