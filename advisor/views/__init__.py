@@ -115,8 +115,13 @@ class Views:
 
     def summary(self) -> list[dict]:
         """Per view: the source used, what it cannot show, and what to record for more."""
-        return [{"view": name, "source": b.source, "available": b.available, "lacks": b.lacks or None,
+        return [{"view": name, "source": b.source, "available": b.available, "lacks": self._lacks(name, b) or None,
                  "record": b.record()} for name, b in self.built.items()]
+
+    def _lacks(self, name: str, b: Built) -> str:
+        if self.present.ticks_clock and b.available and b.timed_by_events:
+            return "; ".join(filter(None, [ticks_why(name, self.present.ticks_clock), b.lacks]))
+        return b.lacks
 
 
 def attach(con, hide: frozenset[str] = frozenset()) -> Views:

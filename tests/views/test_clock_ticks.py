@@ -84,3 +84,9 @@ def test_the_same_capture_in_nanoseconds_is_measured(tmp_path):
 def test_io_refuses_latencies_in_ticks(tmp_path):
     r = run_cli("io", str(_ticks_store(tmp_path)))
     assert "no latency can be measured" in one_line_error(r)
+
+
+def test_capture_views_say_the_timestamps_are_ticks(tmp_path):
+    r = run_cli("sql", str(_ticks_store(tmp_path)), "select lacks from capture_views where view = 'page_waits'", "--format", "csv")
+    assert r.code == 0, r.err
+    assert "x86-tsc clock ticks, not nanoseconds" in r.out
