@@ -51,8 +51,9 @@ def tracepoint_summary(con, device: str | None, buckets_ms: tuple) -> dict:
 
     views = attach(con)
     built = views.built["block_requests"]
-    if views.present.ticks_clock and built.timed_by_events:
-        raise UsageError(f"no latency can be measured: {views.unmet(['block_requests'])[0].why}")
+    ticks = views.in_ticks("block_requests")
+    if ticks:
+        raise UsageError(f"no latency can be measured: {ticks}")
     if not built.available or built.source == "blktrace":
         raise UsageError(
             "this store has no block layer events: ingest the incident's blktrace files with it, or record"

@@ -94,7 +94,7 @@ class Views:
     def met(self, need: str) -> bool:
         view, _, column = need.partition(".")
         b = self.built[view]
-        if self.present.ticks_clock and b.timed_by_events:
+        if self.in_ticks(view):
             return False  # no duration, rate or time window can be measured
         return b.available and (not column or b.fills(column))
 
@@ -105,8 +105,9 @@ class Views:
                 continue
             view, _, column = need.partition(".")
             b = self.built[view]
-            if self.present.ticks_clock and b.available and b.timed_by_events:
-                out.append(Unmet(need, ticks_why(view, self.present.ticks_clock), []))
+            ticks = self.in_ticks(view)
+            if ticks:
+                out.append(Unmet(need, ticks, []))
                 continue
             why = (f"{view}.{column}: {b.source} does not show it ({b.lacks})" if b.available
                    else f"{view}: {b.lacks or 'no source recorded'}")
@@ -119,9 +120,15 @@ class Views:
                  "record": b.record()} for name, b in self.built.items()]
 
     def _lacks(self, name: str, b: Built) -> str:
+        return "; ".join(filter(None, [self.in_ticks(name), b.lacks]))
+
+    def in_ticks(self, view: str) -> str | None:
+        """Why the view measures nothing here when its rows are trace events timed in
+        clock ticks (see Present.ticks_clock); None otherwise."""
+        b = self.built[view]
         if self.present.ticks_clock and b.available and b.timed_by_events:
-            return "; ".join(filter(None, [ticks_why(name, self.present.ticks_clock), b.lacks]))
-        return b.lacks
+            return ticks_why(view, self.present.ticks_clock)
+        return None
 
 
 def attach(con, hide: frozenset[str] = frozenset()) -> Views:
