@@ -8,13 +8,13 @@ pub fn unreadable_layout(line: &str) -> Option<&'static str> {
     let digits = |w: &str, radix: u32| !w.is_empty() && w.chars().all(|c| c.is_digit(radix));
     // latency-format: "kworker/-44        1..... 22407us#: block_rq_issue: ..." (the
     // task name cut to 8 bytes; CPU and flags; microseconds since the trace began, then
-    // a delay mark).
-    if let [task, cpu_flags, time, ..] = words[..] {
-        let time_us = time.trim_end_matches(':').trim_end_matches(['!', '#', '$', '%', '*', '@', '+', ' ']);
+    // a delay mark, which is a space for short delays: "23722us : ").
+    if let [task, cpu_flags, time, rest @ ..] = &words[..] {
+        let time_us = time.trim_end_matches(':').trim_end_matches(['!', '#', '$', '%', '*', '@', '+']);
         if task.contains('-')
             && cpu_flags.starts_with(|c: char| c.is_ascii_digit())
             && time_us.strip_suffix("us").is_some_and(|n| digits(n, 10))
-            && time.ends_with(':')
+            && (time.ends_with(':') || rest.first() == Some(&":"))
         {
             return Some("latency-format output (trace_options latency-format: microseconds since the trace began, task names cut to 8 bytes); save the trace with nolatency-format, or record it with trace-cmd");
         }
@@ -46,6 +46,8 @@ mod tests {
         assert!(unreadable_layout("  <idle>-0         1..s1. 23706us+: block_rq_complete: 254,0 DS () 38502400 + 8192")
             .unwrap()
             .starts_with("latency-format"));
+        let short_delay = "      dd-13961     1..... 23722us : writeback_mark_inode_dirty: bdi 254:0: ino=395564 state= flags=I_DIRTY_SYNC";
+        assert!(unreadable_layout(short_delay).unwrap().starts_with("latency-format"));
         assert!(unreadable_layout("44 1 16613519959038 type: 2104").unwrap().starts_with("raw or hex"));
         assert!(unreadable_layout("0000002c 00000001 00000f1c26bc1baa type: 2104").unwrap().starts_with("raw or hex"));
         assert!(unreadable_layout("block_rq_issue: 254,0 DS 4194304 () 38502400 + 8192").unwrap().contains("nocontext-info"));
