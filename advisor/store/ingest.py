@@ -27,7 +27,7 @@ from advisor import parsers
 from advisor.errors import TraceFormatError, TraceIOError, UsageError
 from advisor.store import blk_views, clocks, macros, parts, sink, views
 from advisor.store.interrupts import interruptible
-from advisor.store.replace import StoreWriteError, check_target, remove_stale_parts, temporary, write_checksum, write_fault
+from advisor.store.replace import StoreWriteError, check_target, current_token, publish, temporary, write_checksum, write_fault
 
 __all__ = ["STORE_VERSION", "Inputs", "IngestResult", "Progress", "StoreWriteError", "check_target", "ingest"]
 
@@ -228,8 +228,8 @@ def ingest(
             con = None
             if checksum is not None:
                 write_checksum(checksum, store_digest(tmp.catalog, tmp.parts if writer else None))
-            check_target(store)  # it may have appeared while parsing
-            os.replace(tmp.catalog, store)
+            # Rename into place; the store it replaced, if any, read other files: gone with it.
+            publish(tmp, store, has_parts=writer is not None)
         except BaseException as e:
             # Ctrl-C or kill (SIGTERM is unwound the same way, cli/signals.py) may
             # land inside DuckDB: closing can fail then, the removal must not.
@@ -238,7 +238,8 @@ def ingest(
                     con.close()
             except Exception:  # noqa: BLE001
                 pass
-            if writer:
+            # Interrupted inside publish, after the rename: the store in place reads them.
+            if writer and current_token(store) != tmp.token:
                 writer.abort()
             # DuckDB turns a Ctrl-C during a query into "Query interrupted".
             if isinstance(e, (RuntimeError, duckdb.Error)) and "interrupted" in str(e).lower():
@@ -247,8 +248,6 @@ def ingest(
             if fault:
                 raise StoreWriteError(f"{store}: cannot write the store: {fault}") from None
             raise
-        # The store it replaced, if any, read other files: gone with it.
-        remove_stale_parts(store, current=tmp.token if writer else None)
     result.store = store
     result.seconds = time.perf_counter() - started
     return result

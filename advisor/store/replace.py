@@ -65,11 +65,26 @@ def check_target(store: Path) -> None:
 @dataclass
 class Temporary:
     """Where one ingest writes: the catalog under a temporary name and its
-    parts directory, both named by the same token."""
+    parts directory, both named by the same token, and the lock that says
+    this writer is alive."""
 
     catalog: Path
     parts: Path
     token: str
+    lock_path: Path
+    lock: int | None
+
+    def release(self) -> None:
+        """Give up the lock: from now on the parts directory is no longer this
+        writer's to keep (once published, the catalog in place names it)."""
+        if self.lock is None:
+            return
+        try:
+            self.lock_path.unlink(missing_ok=True)
+        except OSError:
+            pass
+        os.close(self.lock)
+        self.lock = None
 
 
 def _lock_of(store: Path, token: str) -> Path:
@@ -94,6 +109,7 @@ def temporary(store: Path):
         lock = os.open(lock_path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
     except OSError as e:
         raise StoreWriteError(f"{store}: cannot write the store: {e.strerror}") from None
+    held = Temporary(tmp, parts.directory(store, token), token, lock_path, lock)
     try:
         try:
             fcntl.flock(lock, fcntl.LOCK_EX)
@@ -102,7 +118,7 @@ def temporary(store: Path):
             locked = False  # no locks on this file system (NFS without lockd): nothing is removed
         if locked:
             _remove_dead_temps(store)
-        yield Temporary(tmp, parts.directory(store, token), token)
+        yield held
     finally:
         for p in (tmp, Path(str(tmp) + ".wal")):
             try:
@@ -110,11 +126,50 @@ def temporary(store: Path):
             except OSError:
                 pass
         # Released last: until then the parts directory is this writer's.
-        try:
-            lock_path.unlink(missing_ok=True)
-        except OSError:
-            pass
-        os.close(lock)
+        held.release()
+
+
+@contextlib.contextmanager
+def publishing(store: Path):
+    """One process at a time, in the store's directory, renames a store into
+    place or removes parts directories no catalog reads.
+
+    Without it, two ingests of one capture into a shared cache that finish
+    together each keep the other's directory: B renames its catalog over A's
+    while A, between its own rename and its clean-up, still holds its lock, so
+    B keeps A's directory as a live writer's; A then keeps its own as "the one
+    in place", and one of them is left behind for good. A clean-up that read
+    the catalog's token just before another writer's rename could even remove
+    the directory the new catalog reads. The lock is flock(2) on the
+    directory itself, so no lock file is left beside the stores.
+    """
+    try:
+        fd = os.open(store.parent, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    except OSError:
+        fd = None  # not readable: the rename is still atomic, the clean-up may leave a directory
+    try:
+        if fd is not None:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX)
+            except OSError:
+                pass  # no locks on this file system: as above
+        yield
+    finally:
+        if fd is not None:
+            os.close(fd)
+
+
+def publish(tmp: Temporary, store: Path, has_parts: bool) -> None:
+    """Rename the finished catalog over `store`, remove the parts directories
+    of the store it replaced and of writers that died, and give up the
+    writer's lock, all under the directory's lock (see `publishing`). The
+    lock is given up inside it so that the next writer to publish sees this
+    one's directory as no longer held, and removes it once it is replaced."""
+    with publishing(store):
+        check_target(store)  # it may have appeared while parsing
+        os.replace(tmp.catalog, store)
+        _remove_stale_parts(store, current=tmp.token if has_parts else None)
+        tmp.release()
 
 
 def _held(store: Path, token: str) -> bool | None:
@@ -150,13 +205,15 @@ def _remove_dead_temps(store: Path) -> None:
                 p.unlink(missing_ok=True)
             except OSError:
                 pass
-    remove_stale_parts(store)
+    with publishing(store):
+        _remove_stale_parts(store)
 
 
-def remove_stale_parts(store: Path, current: str | None = None) -> None:
+def _remove_stale_parts(store: Path, current: str | None = None) -> None:
     """Parts directories no catalog names and no live writer holds: left by an
     ingest that was killed, or by the store this one replaced. `current`: the
-    token of the catalog in place (read from it when not given)."""
+    token of the catalog in place (read from it when not given). The caller
+    holds `publishing(store)`."""
     found = parts.directories(store)
     if not found:
         return

@@ -429,3 +429,23 @@ def test_concurrent_ingests_share_a_cache(tmp_path):
     (parts,) = tmp_path.glob(store.name + ".*.parts")
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted([store.name, parts.name, store.name + ".blake3"])
     assert events_in(store) == 2754
+
+
+def test_ingests_finishing_together_leave_one_parts_directory(tmp_path):
+    """The order that once left a directory for good (CI, three concurrent
+    ingests): A renames its catalog into place, then B renames over it while
+    A is still alive. Publishing gives up A's lock with its rename, so B's
+    clean-up removes A's directory instead of keeping it as a live writer's."""
+    from advisor.store.replace import publish, temporary
+
+    store = tmp_path / "incident.duckdb"
+    with temporary(store) as a, temporary(store) as b:
+        for t in (a, b):
+            with duckdb.connect(str(t.catalog)) as con:
+                con.execute("CREATE TABLE trace_info AS SELECT 'parts_token' AS key, ? AS value", [t.token])
+            t.parts.mkdir()
+        publish(a, store, has_parts=True)
+        assert a.parts.is_dir() and b.parts.is_dir()  # B is still writing: its directory stays
+        publish(b, store, has_parts=True)
+        assert not a.parts.exists() and b.parts.is_dir()
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted([store.name, b.parts.name])
