@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 from pathlib import Path
 from typing import List, Optional
 
@@ -10,6 +11,7 @@ from advisor.cli import head_start
 from advisor.cli.console import JsonFlag, limit_option, more_rows, out, print_json, table, warn
 from advisor.cli.progress import bytes_progress
 from advisor.cli.sql_cmd import resolve_stores
+from advisor.errors import UsageError
 from advisor.io.fast import blktrace_summary, lost_records, only_blktrace
 from advisor.io.summary import PHASES, io_summary
 
@@ -40,13 +42,24 @@ def io(
     render(s, limit)
 
 
+@contextlib.contextmanager
+def _naming(traces: List[Path]):
+    """The summary's usage errors ("no device 9,9 in this capture") name the capture."""
+    try:
+        yield
+    except UsageError as e:
+        label = str(traces[0]) if len(traces) == 1 else f"{traces[0]} and {len(traces) - 1} more"
+        raise UsageError(f"{label}: {e}") from None
+
+
 def _from_files(traces: List[Path], device: Optional[str], btt_compat: bool) -> Optional[dict]:
     """Binary blktrace alone: the parser answers as it reads, no store is built
     (None past what it holds in memory)."""
     label = traces[0].name if len(traces) == 1 else f"{len(traces)} inputs"
     with bytes_progress(f"read {label}") as progress:
         started = head_start.take([str(t) for t in traces], device, btt_compat)
-        s = blktrace_summary(traces, device, btt_compat, progress, warn, job=started)
+        with _naming(traces):
+            s = blktrace_summary(traces, device, btt_compat, progress, warn, job=started)
     if s is None:
         warn("the capture holds more than the summary keeps in memory; reading it into a store instead")
     return s
@@ -58,7 +71,7 @@ def _from_store(traces: List[Path], device: Optional[str], btt_compat: bool) -> 
     from advisor.store.interrupts import interruptible  # noqa: PLC0415
 
     store = resolve_stores(traces)
-    with open_store(store) as con, interruptible(con):
+    with open_store(store) as con, interruptible(con), _naming(traces):
         s = io_summary(con, device, btt_compat)
         for line in lost_records(con.execute("SELECT * FROM parse_stats").fetchall()):
             warn(line)
