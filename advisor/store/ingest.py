@@ -18,16 +18,18 @@ import os
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
 import duckdb
-import pyarrow as pa
 
 from advisor import parsers
 from advisor.errors import TraceFormatError, TraceIOError, UsageError
 from advisor.store import blk_views, clocks, macros, parts, sink, views
 from advisor.store.interrupts import interruptible
 from advisor.store.replace import StoreWriteError, check_target, current_token, publish, temporary, write_checksum, write_fault
+
+if TYPE_CHECKING:
+    import pyarrow as pa
 
 __all__ = ["STORE_VERSION", "Inputs", "IngestResult", "Progress", "StoreWriteError", "check_target", "ingest"]
 
@@ -176,6 +178,8 @@ class IngestResult:
 
 
 def _schema(reader) -> pa.Schema:
+    import pyarrow as pa  # noqa: PLC0415 - only when ingesting: a cached store's queries never load it
+
     return pa.schema(reader)
 
 
@@ -292,6 +296,8 @@ def _load(con, sources, inputs: Inputs, digest: str, progress: Progress | None, 
         _load_source(tables, src, state, lambda d, _t, base=done_before: progress and progress(base + d, total))
         done_before += src.total_bytes
     if "tasks" not in state.side:
+        import pyarrow as pa  # noqa: PLC0415
+
         tables.declare("main", "tasks", pa.schema([("pid", pa.int32()), ("comm", pa.string()), ("tgid", pa.int32())]))
     tables.finish()
     if progress:
@@ -421,13 +427,13 @@ def _facts(inputs: Inputs, digest: str, state: _Loaded) -> dict[str, str]:
     return facts
 
 
-_FIELD_STRUCT = pa.struct(
-    [("name", pa.string()), ("type", pa.string()), ("offset", pa.uint32()), ("size", pa.uint32()), ("signed", pa.bool_())]
-)
-
-
 def _write_meta(con, info, stats, specs, rows) -> None:
     """trace_info, parse_stats and event_formats, each loaded from one Arrow table."""
+    import pyarrow as pa  # noqa: PLC0415
+
+    field_struct = pa.struct(
+        [("name", pa.string()), ("type", pa.string()), ("offset", pa.uint32()), ("size", pa.uint32()), ("signed", pa.bool_())]
+    )
     trace_info = pa.table({"key": sorted(info), "value": [info[k] for k in sorted(info)]})
     parse_stats = pa.table(
         {
@@ -446,7 +452,7 @@ def _write_meta(con, info, stats, specs, rows) -> None:
             "table_name": pa.array([s["name"] for s in specs], pa.string()),
             "events": pa.array([rows.get(s["name"], 0) for s in specs], pa.uint64()),
             "fields": pa.array(
-                [[dict(zip(_FIELD_STRUCT.names, f)) for f in s["fields"]] for s in specs], pa.list_(_FIELD_STRUCT)
+                [[dict(zip(field_struct.names, f)) for f in s["fields"]] for s in specs], pa.list_(field_struct)
             ),
             "print_fmt": pa.array([s["print_fmt"] for s in specs], pa.string()),
         }

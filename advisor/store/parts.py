@@ -27,13 +27,16 @@ renamed over it, and an interrupted ingest leaves nothing the catalog names.
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 import shutil
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import pyarrow as pa
-import pyarrow.parquet as pq
+if TYPE_CHECKING:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
 
 from advisor.store.ddl import literal
 
@@ -72,10 +75,16 @@ def file_name(table: str) -> str:
 #: its Linux wheels) kept ~45 MiB more resident than the system allocator while
 #: ingesting an 8.5 M-event capture (peak RSS 302 against 257 MiB), at the same
 #: speed. The command line makes it every Arrow allocation's (advisor/cli/__init__.py).
-_POOL = pa.system_memory_pool()
+@functools.cache
+def _pool():
+    import pyarrow as pa  # noqa: PLC0415 - only when writing: a cached store's queries never load it
+
+    return pa.system_memory_pool()
 
 
 def _options(schema: pa.Schema) -> dict:
+    import pyarrow as pa  # noqa: PLC0415
+
     delta = [
         f.name
         for f in schema
@@ -86,7 +95,7 @@ def _options(schema: pa.Schema) -> dict:
         "use_dictionary": [f.name for f in schema if f.name not in delta],
         "column_encoding": {c: "DELTA_BINARY_PACKED" for c in delta} or None,
         "write_statistics": True,
-        "memory_pool": _POOL,
+        "memory_pool": _pool(),
     }
 
 
@@ -105,6 +114,9 @@ class Writer:
 
     def write(self, table: str, reader) -> int:
         """Append every batch of one Arrow stream; the rows written."""
+        import pyarrow as pa  # noqa: PLC0415
+        import pyarrow.parquet as pq  # noqa: PLC0415
+
         n = 0
         for batch in pa.RecordBatchReader.from_stream(reader):
             if not batch.num_rows:

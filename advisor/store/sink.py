@@ -5,7 +5,10 @@ rows in the same order."""
 
 from __future__ import annotations
 
-import pyarrow as pa
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import pyarrow as pa
 
 from advisor.store import parts
 from advisor.store.ddl import create_table, ident

@@ -10,7 +10,10 @@ the union of every non-empty event table's common columns.
 
 from __future__ import annotations
 
-import pyarrow as pa
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import pyarrow as pa
 
 from advisor.store.ddl import ident, literal
 

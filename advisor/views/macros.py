@@ -17,7 +17,6 @@ import contextlib
 import functools
 import re
 
-import pyarrow as pa
 from duckdb import sqltypes
 
 from advisor.kernel.print_fmt import ValueNames, value_names
@@ -44,10 +43,12 @@ def create(con) -> None:
     )
     tables = _value_names(con)
     rows = [(event, t.field, str(value), name) for (event, _), t in tables.items() if t.kind == "symbolic" for value, name in t.entries]
-    table = pa.table({k: pa.array([r[i] for r in rows], pa.string()) for i, k in enumerate(("event", "field", "value", "name"))})
-    con.register("_symbols_rows", table)
-    con.execute("CREATE OR REPLACE TEMP TABLE symbols AS SELECT * FROM _symbols_rows")
-    con.unregister("_symbols_rows")
+    # Four lists zipped by unnest: one statement, and no pyarrow for a query on a cached store.
+    con.execute(
+        "CREATE OR REPLACE TEMP TABLE symbols AS SELECT unnest($1::VARCHAR[]) AS event, unnest($2::VARCHAR[]) AS field, "
+        "unnest($3::VARCHAR[]) AS value, unnest($4::VARCHAR[]) AS name",
+        [[r[i] for r in rows] for i in range(4)],
+    )
     _flag_names_function(con, tables)
     # Text captures already print the name: "reason=sync" is returned as is. btrfs prints
     # both, "state=3(FLUSH_DELAYED_REFS_NR)": num() reads the 3, sym() the name.
