@@ -201,6 +201,10 @@ def ingest(
     BLAKE3 to (the cache checks it before reusing a store).
     """
     started = time.perf_counter()
+    # Loaded here, before any temporary file exists: a signal that lands in an
+    # import ends the command at once (advisor/cli/signals.py).
+    import pyarrow.parquet  # noqa: F401, PLC0415 - a cached store's queries never load it
+
     inputs = Inputs.classify([Path(p) for p in paths])
     digest = digest or ("stdin" if inputs.from_stdin else inputs.digest())
     sources = []
