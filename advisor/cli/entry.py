@@ -13,7 +13,7 @@ import _signal
 import os
 
 
-def _while_loading(signum, _frame) -> None:
+def leave_while_loading(signum, _frame) -> None:
     # Nothing to clean up yet: say so and leave without unwinding the import.
     try:
         os.write(2, b"interrupted\n")
@@ -23,7 +23,7 @@ def _while_loading(signum, _frame) -> None:
 
 def main() -> None:
     for sig in (_signal.SIGINT, _signal.SIGTERM):
-        _signal.signal(sig, _while_loading)
+        _signal.signal(sig, leave_while_loading)
     import sys
 
     from advisor.cli import head_start

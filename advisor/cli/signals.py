@@ -20,6 +20,8 @@ import sys
 import threading
 import time
 
+from advisor.cli.entry import leave_while_loading
+
 #: The signal that is ending the command, if any.
 received: int | None = None
 
@@ -51,14 +53,13 @@ def on_signal(signum, frame) -> None:
     _record(signum)
     if _importing(frame):
         # A KeyboardInterrupt raised inside a module's import (the commands load
-        # DuckDB, pyarrow and numba when they need them) cut it in half: DuckDB's
+        # DuckDB, pyarrow and numba when they need them) cuts it in half: DuckDB's
         # C++ module set-up, calling back into enum.py, ended the process in
         # SIGABRT (exit -6), and other ingests interrupted 0.25-0.3 s after their
-        # start (2 of 100) ran to their end and exited 0. Leave now, as during start-up (advisor/cli/entry.py):
-        # a temporary store left behind is removed by the next ingest (its lock
-        # died with this process), and nothing is renamed into place.
-        os.write(2, b"interrupted\n")
-        os._exit(128 + signum)
+        # start (2 of 100) ran to their end and exited 0. Leave now, as during
+        # start-up: a temporary store left behind is removed by the next ingest
+        # (its lock died with this process), and nothing is renamed into place.
+        leave_while_loading(signum, frame)
     raise Terminated() if signum == signal.SIGTERM else KeyboardInterrupt()
 
 
