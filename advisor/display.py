@@ -19,6 +19,17 @@ def display_value(v) -> str:
     return str(v)
 
 
+# -C x86-tsc (TSC cycles) or -C counter: the capture's timestamps count ticks, not time.
+TICKS_CAVEAT = "timestamps are not nanoseconds: no duration can be measured"
+
+
+def capture_span(c: dict) -> str:
+    """A capture's time span as analyze's document gives it (span_seconds, span_ticks)."""
+    if c.get("span_ticks") is not None:
+        return f"{c['span_ticks']:,} clock ticks: {TICKS_CAVEAT}"
+    return "n/a" if c["span_seconds"] is None else f"{c['span_seconds']:.3f} s"
+
+
 def display_id(v) -> str:
     """An evidence cell: integers as the trace prints them (pid 3556, ts 1174483689309,
     not 3,556 and 1,174,483,689,309), floats with three decimals (milliseconds)."""

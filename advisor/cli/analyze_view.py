@@ -6,7 +6,7 @@ from rich.console import Group
 from rich.table import Table
 from rich.text import Text
 
-from advisor.display import display_value, named_columns
+from advisor.display import capture_span, display_value, named_columns
 from advisor.cli.console import more_rows, out, section, table, terminal
 from advisor.rules import SEVERITY
 
@@ -33,10 +33,7 @@ def _header(doc: dict):
     t.add_column()
     t.add_row("kernel", f"{k['release'] or 'unknown'}  (from {k['from']}" + (", vendor kernel: backports possible)" if k["may_carry_backports"] else ")"))
     t.add_row("capture", f"{c['format'] or 'blktrace'}, clock {c['clock'] or 'n/a'}, {c['events']:,} events, {c['blk_events']:,} block records")
-    span = f"{c['span_seconds']:.3f} s" if c["span_seconds"] is not None else "n/a"
-    if c.get("span_ticks") is not None:
-        span = Text(f"{c['span_ticks']:,} clock ticks  timestamps are not nanoseconds: no duration can be measured", style="bold red")
-    t.add_row("time span", span)
+    t.add_row("time span", Text(capture_span(c), style="bold red") if c.get("span_ticks") is not None else capture_span(c))
     lost = Text(f"{c['lost_events']:,} lost events", style="bold red" if c["lost_events"] else "green")
     if c["lost_events"]:
         lost.append("  metrics undercount what happened; re-capture with larger buffers (advisor capture)")

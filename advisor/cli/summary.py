@@ -10,6 +10,7 @@ from rich.table import Table
 from rich.text import Text
 
 from advisor.cli.console import more_rows, out, section, table
+from advisor.display import TICKS_CAVEAT
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -85,7 +86,7 @@ def render(r: IngestResult, limit: int = 25) -> None:
             facts.add_row("time span", f"{fmt_ns(int(info['first_ts']))} … {fmt_ns(int(info['last_ts']))}  ({fmt_ns(span)} s, clock {info.get('clock', '?')})")
         else:  # -C x86-tsc (TSC cycles) or -C counter
             facts.add_row("time span", f"{info['first_ts']} … {info['last_ts']}  ({span:,} clock ticks, clock {info.get('clock', '?')}: "
-                          "[yellow]not nanoseconds, no duration can be measured[/])")
+                          f"[yellow]{TICKS_CAVEAT}[/])")
     if "format" in info:
         facts.add_row("events", f"{r.events:,} in {len(r.events_by_type)} types")
     if r.blk_actions:

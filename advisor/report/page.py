@@ -16,7 +16,7 @@ import hashlib
 import html
 from importlib import resources
 
-from advisor.display import ID_COLUMNS, display_id, display_value, named_columns
+from advisor.display import ID_COLUMNS, capture_span, display_id, display_value, named_columns
 from advisor.report.charts import Chart
 from advisor.rules import SEVERITY
 
@@ -89,12 +89,6 @@ def chart_figure(c: Chart) -> str:
             f"{c.svg}<figcaption>{h(c.note)}</figcaption></figure>")
 
 
-def _span(c: dict) -> str:
-    if c.get("span_ticks") is not None:
-        return f"{c['span_ticks']:,} clock ticks: timestamps are not nanoseconds, no duration can be measured"
-    return "n/a" if c["span_seconds"] is None else f"{c['span_seconds']:.3f} s"
-
-
 def capture_section(label: str, doc: dict, version: str) -> str:
     k, c = doc["kernel"], doc["capture"]
     rows = [
@@ -102,7 +96,7 @@ def capture_section(label: str, doc: dict, version: str) -> str:
         ("kernel", f"{k['release'] or 'unknown'} (from {k['from']})"),
         ("capture", f"{c['format'] or 'blktrace'}, clock {c['clock'] or 'n/a'}"),
         ("events", f"{c['events']:,} events, {c['blk_events']:,} block records"),
-        ("time span", _span(c)),
+        ("time span", capture_span(c)),
         ("lost events", f"{c['lost_events']:,}" + (" — metrics undercount what happened" if c["lost_events"] else "")),
     ]
     if c["damaged"]:

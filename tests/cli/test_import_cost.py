@@ -29,9 +29,10 @@ def test_the_commands_still_load_what_they_use():
     assert runner.invoke(app, ["--version"]).exit_code == 0
 
 
-def test_commands_on_a_store_do_not_load_pyarrow(store_of):
+def test_commands_on_a_store_do_not_load_pyarrow_or_numpy(store_of):
     """pyarrow (with numpy: ~80 ms and ~55 MiB resident) is for writing a store; `sql`
-    and `analyze` on one already written only read it through DuckDB."""
+    and `analyze` on one already written only read it through DuckDB. numpy alone (~60 ms)
+    came back with any Python function registered in DuckDB: the SQL helpers are macros."""
     store = store_of("tracefs-ext4.dat")
     code = (
         "import sys\n"
@@ -40,8 +41,8 @@ def test_commands_on_a_store_do_not_load_pyarrow(store_of):
         f"for args in (['sql', {str(store)!r}, 'SELECT count(*) FROM sync_ops'], ['analyze', {str(store)!r}, '--json']):\n"
         "    r = CliRunner().invoke(app, args)\n"
         "    assert r.exit_code == 0, r.output\n"
-        "print('pyarrow' in sys.modules)\n"
+        "print(sorted(m for m in ('pyarrow', 'numpy') if m in sys.modules))\n"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert out.returncode == 0, out.stderr
-    assert out.stdout.strip().splitlines()[-1] == "False"
+    assert out.stdout.strip().splitlines()[-1] == "[]"
