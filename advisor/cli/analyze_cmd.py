@@ -8,7 +8,7 @@ from typing import List, Optional
 
 import typer
 
-from advisor.cli.console import JsonFlag, err, limit_option, out, print_json
+from advisor.cli.console import JsonFlag, err, out, print_json
 from advisor.errors import UsageError
 
 FAIL_ON = ("affected", "at-risk")
