@@ -17,6 +17,8 @@
 #   17m  ext4, 29 s  -> 8.55 M events, 58.9 MB (aimed at 17 M from the 52 s run below)
 #   30m  ext4, 52 s  -> 30.7 M events, 205 MB (aimed at 17 M from a 4 s trial)
 #   SECONDS_OVERRIDE=40 ... 17m -> real-ext4-40s, 10.7 M events, 70 MB
+# (those on an AMD EPYC, 2 cores; on an Intel Xeon, 2 cores, 2026-11-26/27: 1m 1.60 M
+# events, 11.0 MB; 4m 7.51 M, 52.7 MB; 17m 21.0 M, 142 MB)
 # (the 3 s capture: 24 event types, block 54% (of the loop device and of the host disk
 # under it), writeback 32%, sched 14%, syscalls 0.2%)
 # The workload (fio 3.33): two writers doing buffered 4 KiB random writes into their own
