@@ -25,6 +25,7 @@ import duckdb
 from advisor import parsers
 from advisor.errors import TraceFormatError, TraceIOError, UsageError
 from advisor.store import blk_views, clocks, macros, parts, sink, views
+from advisor.store.allocator import return_freed_memory
 from advisor.store.interrupts import interruptible
 from advisor.store.replace import StoreWriteError, check_target, current_token, publish, temporary, write_checksum, write_fault
 
@@ -205,6 +206,7 @@ def ingest(
     # import ends the command at once (advisor/cli/signals.py).
     import pyarrow.parquet  # noqa: F401, PLC0415 - a cached store's queries never load it
 
+    return_freed_memory()
     inputs = Inputs.classify([Path(p) for p in paths])
     digest = digest or ("stdin" if inputs.from_stdin else inputs.digest())
     sources = []

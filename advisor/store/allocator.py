@@ -1,0 +1,35 @@
+"""Give freed memory back to the kernel while a store is written.
+
+glibc serves a large malloc with mmap, and each time such a block is freed it raises its
+mmap threshold to that block's size (up to 32 MiB on 64-bit), so the next Arrow buffers
+of the parser's batches come from the heap instead, and what they free stays resident
+until the heap's top is trimmed. Fixing both thresholds at glibc's starting value, as
+MALLOC_MMAP_THRESHOLD_=131072 and MALLOC_TRIM_THRESHOLD_=131072 in the environment would,
+turns the dynamic adjustment off: ingest of a 0.83 M-event btrfs capture peaked at 282
+MiB resident before, 256 MiB after, in the same time.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+
+_M_TRIM_THRESHOLD = -1  # <malloc.h>
+_M_MMAP_THRESHOLD = -3
+_THRESHOLD_BYTES = 128 * 1024
+
+
+def return_freed_memory() -> None:
+    """On glibc only (musl and others have no such thresholds); a user's own
+    MALLOC_MMAP_THRESHOLD_ or MALLOC_TRIM_THRESHOLD_ is left as set."""
+    if "MALLOC_MMAP_THRESHOLD_" in os.environ or "MALLOC_TRIM_THRESHOLD_" in os.environ:
+        return
+    try:
+        libc = ctypes.CDLL(None)
+        libc.gnu_get_libc_version  # noqa: B018 - present in glibc alone
+        mallopt = libc.mallopt
+    except (OSError, AttributeError):
+        return
+    mallopt.argtypes = [ctypes.c_int, ctypes.c_int]
+    mallopt(_M_MMAP_THRESHOLD, _THRESHOLD_BYTES)
+    mallopt(_M_TRIM_THRESHOLD, _THRESHOLD_BYTES)
