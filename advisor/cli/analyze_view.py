@@ -33,7 +33,8 @@ def _header(doc: dict):
     t.add_column()
     t.add_row("kernel", f"{k['release'] or 'unknown'}  (from {k['from']}" + (", vendor kernel: backports possible)" if k["may_carry_backports"] else ")"))
     t.add_row("capture", f"{c['format'] or 'blktrace'}, clock {c['clock'] or 'n/a'}, {c['events']:,} events, {c['blk_events']:,} block records")
-    t.add_row("time span", Text(capture_span(c), style="bold red") if c.get("span_ticks") is not None else capture_span(c))
+    span = capture_span(c)
+    t.add_row("time span", Text(span, style="bold red") if c.get("span_ticks") is not None else span)
     lost = Text(f"{c['lost_events']:,} lost events", style="bold red" if c["lost_events"] else "green")
     if c["lost_events"]:
         lost.append("  metrics undercount what happened; re-capture with larger buffers (advisor capture)")
