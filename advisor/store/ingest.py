@@ -204,7 +204,7 @@ def ingest(
     started = time.perf_counter()
     # Loaded here, before any temporary file exists: a signal that lands in an
     # import ends the command at once (advisor/cli/signals.py).
-    import pyarrow.parquet  # noqa: F401, PLC0415 - a cached store's queries never load it
+    import pyarrow._parquet  # noqa: F401, PLC0415 - a cached store's queries never load it (store/parts.py)
 
     return_freed_memory()
     inputs = Inputs.classify([Path(p) for p in paths])

@@ -36,7 +36,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     import pyarrow as pa
-    import pyarrow.parquet as pq
+    import pyarrow._parquet as pq_core
 
 from advisor.store.ddl import literal
 
@@ -91,6 +91,13 @@ def _options(schema: pa.Schema) -> dict:
         if pa.types.is_integer(f.type) and f.name not in _DICTIONARY_INTS
     ]
     return {
+        # pyarrow.parquet.ParquetWriter's defaults, said here because the writer is
+        # its core class (see `open_file`).
+        "version": "2.6",
+        "writer_engine_version": "V2",
+        "data_page_version": "1.0",
+        "use_compliant_nested_type": True,
+        "store_schema": True,
         "compression": COMPRESSION,
         "use_dictionary": [f.name for f in schema if f.name not in delta],
         "column_encoding": {c: "DELTA_BINARY_PACKED" for c in delta} or None,
@@ -99,13 +106,33 @@ def _options(schema: pa.Schema) -> dict:
     }
 
 
+def open_file(path: Path, schema: pa.Schema) -> tuple[pq_core.ParquetWriter, pa.NativeFile]:
+    """A Parquet writer on a new local file, and the file (closed after the writer).
+
+    pyarrow.parquet.ParquetWriter is this core writer behind a filesystem layer:
+    importing pyarrow.parquet loads pyarrow.fs, and with it the S3, GCS, Azure and
+    HDFS filesystems (libarrow_s3, libcrypto, libssl: 7 MiB resident in every ingest,
+    for local files only). The files come out byte for byte the same
+    (tests/store/test_parts_writer.py)."""
+    import pyarrow as pa  # noqa: PLC0415
+    import pyarrow._parquet as pq_core  # noqa: PLC0415
+
+    sink = pa.OSFile(str(path), "wb")
+    try:
+        return pq_core.ParquetWriter(sink, schema, **_options(schema)), sink
+    except BaseException:
+        sink.close()
+        raise
+
+
 class Writer:
     """One Parquet file per table, appended batch by batch (a row group per
     batch: the parsers hand over up to 262,144 rows at a time)."""
 
     def __init__(self, parts: Path):
         self.parts = parts
-        self._files: dict[str, pq.ParquetWriter] = {}
+        self._files: dict[str, tuple[pq_core.ParquetWriter, pa.NativeFile]] = {}
+        self._schemas: dict[str, pa.Schema] = {}
         self.rows: dict[str, int] = {}
         self.paths: dict[str, Path] = {}
 
@@ -115,21 +142,21 @@ class Writer:
     def write(self, table: str, reader) -> int:
         """Append every batch of one Arrow stream; the rows written."""
         import pyarrow as pa  # noqa: PLC0415
-        import pyarrow.parquet as pq  # noqa: PLC0415
 
         n = 0
         for batch in pa.RecordBatchReader.from_stream(reader):
             if not batch.num_rows:
                 continue
-            w = self._files.get(table)
-            if w is None:
+            if table not in self._files:
                 path = self.parts / file_name(table)
-                w = self._files[table] = pq.ParquetWriter(path, batch.schema, **_options(batch.schema))
+                self._files[table] = open_file(path, batch.schema)
+                self._schemas[table] = batch.schema
                 self.paths[table] = path
-            elif batch.schema != w.schema:
+            w, _ = self._files[table]
+            if batch.schema != self._schemas[table]:
                 # A text capture's later batch of a table typed from its first lines.
-                batch = batch.cast(w.schema)
-            w.write_batch(batch)
+                batch = batch.cast(self._schemas[table])
+            w.write_table(pa.Table.from_batches([batch]))  # one row group
             n += batch.num_rows
         self.rows[table] = self.rows.get(table, 0) + n
         return n
@@ -138,19 +165,21 @@ class Writer:
         """Finish every file (its footer) and make it durable before the
         catalog that names it is renamed into place."""
         files, self._files = self._files, {}
-        for w in files.values():
+        for w, sink in files.values():
             w.close()
+            sink.close()
         for path in self.paths.values():
             _fsync(path)
         if self.parts.exists():
             _fsync(self.parts)  # the directory: its entries for the new files
 
     def abort(self) -> None:
-        for w in self._files.values():
-            try:
-                w.close()
-            except Exception:  # noqa: BLE001 - a full disk fails the footer too
-                pass
+        for w, sink in self._files.values():
+            for f in (w, sink):
+                try:
+                    f.close()
+                except Exception:  # noqa: BLE001 - a full disk fails the footer too
+                    pass
         self._files = {}
         shutil.rmtree(self.parts, ignore_errors=True)
 
