@@ -32,7 +32,7 @@ import os
 import re
 import shutil
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -106,8 +106,17 @@ def _options(schema: pa.Schema) -> dict:
     }
 
 
-def open_file(path: Path, schema: pa.Schema) -> tuple[pq_core.ParquetWriter, pa.NativeFile]:
-    """A Parquet writer on a new local file, and the file (closed after the writer).
+class PartFile(NamedTuple):
+    """One table's Parquet file being written: the writer, the file under it (closed
+    after the writer) and the schema of its first batch."""
+
+    writer: pq_core.ParquetWriter
+    sink: pa.NativeFile
+    schema: pa.Schema
+
+
+def open_file(path: Path, schema: pa.Schema) -> PartFile:
+    """A Parquet writer on a new local file.
 
     pyarrow.parquet.ParquetWriter is this core writer behind a filesystem layer:
     importing pyarrow.parquet loads pyarrow.fs, and with it the S3, GCS, Azure and
@@ -119,7 +128,7 @@ def open_file(path: Path, schema: pa.Schema) -> tuple[pq_core.ParquetWriter, pa.
 
     sink = pa.OSFile(str(path), "wb")
     try:
-        return pq_core.ParquetWriter(sink, schema, **_options(schema)), sink
+        return PartFile(pq_core.ParquetWriter(sink, schema, **_options(schema)), sink, schema)
     except BaseException:
         sink.close()
         raise
@@ -131,8 +140,7 @@ class Writer:
 
     def __init__(self, parts: Path):
         self.parts = parts
-        self._files: dict[str, tuple[pq_core.ParquetWriter, pa.NativeFile]] = {}
-        self._schemas: dict[str, pa.Schema] = {}
+        self._files: dict[str, PartFile] = {}
         self.rows: dict[str, int] = {}
         self.paths: dict[str, Path] = {}
 
@@ -147,16 +155,15 @@ class Writer:
         for batch in pa.RecordBatchReader.from_stream(reader):
             if not batch.num_rows:
                 continue
-            if table not in self._files:
+            f = self._files.get(table)
+            if f is None:
                 path = self.parts / file_name(table)
-                self._files[table] = open_file(path, batch.schema)
-                self._schemas[table] = batch.schema
+                f = self._files[table] = open_file(path, batch.schema)
                 self.paths[table] = path
-            w, _ = self._files[table]
-            if batch.schema != self._schemas[table]:
+            elif batch.schema != f.schema:
                 # A text capture's later batch of a table typed from its first lines.
-                batch = batch.cast(self._schemas[table])
-            w.write_table(pa.Table.from_batches([batch]))  # one row group
+                batch = batch.cast(f.schema)
+            f.writer.write_table(pa.Table.from_batches([batch]))  # one row group
             n += batch.num_rows
         self.rows[table] = self.rows.get(table, 0) + n
         return n
@@ -165,19 +172,19 @@ class Writer:
         """Finish every file (its footer) and make it durable before the
         catalog that names it is renamed into place."""
         files, self._files = self._files, {}
-        for w, sink in files.values():
-            w.close()
-            sink.close()
+        for f in files.values():
+            f.writer.close()
+            f.sink.close()
         for path in self.paths.values():
             _fsync(path)
         if self.parts.exists():
             _fsync(self.parts)  # the directory: its entries for the new files
 
     def abort(self) -> None:
-        for w, sink in self._files.values():
-            for f in (w, sink):
+        for f in self._files.values():
+            for closing in (f.writer, f.sink):
                 try:
-                    f.close()
+                    closing.close()
                 except Exception:  # noqa: BLE001 - a full disk fails the footer too
                     pass
         self._files = {}

@@ -32,11 +32,11 @@ def test_core_writer_writes_what_pyarrow_parquet_writes(store_of, tmp_path):
             w.write_table(g)
         w.close()
         core = tmp_path / f"core-{original.name}"
-        w, sink = parts.open_file(core, schema)
+        f = parts.open_file(core, schema)
         for g in groups:
-            w.write_table(g)
-        w.close()
-        sink.close()
+            f.writer.write_table(g)
+        f.writer.close()
+        f.sink.close()
         assert core.read_bytes() == public.read_bytes(), original.name
         # And the store's own file is that file: same encodings, row groups, metadata.
         assert original.read_bytes() == public.read_bytes(), original.name
