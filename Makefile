@@ -49,13 +49,16 @@ demo: install
 test-rust:
 	cargo test --quiet --manifest-path parsers/Cargo.toml
 
+# Two pytest workers (pytest-xdist), one test file per worker at a time: a file's
+# module-level caches stay in one process. The 25 slowest tests are listed at the end.
+PYTEST_WORKERS ?= 2
 test-python: install
-	$(PY) -m pytest -q; rc=$$?; if [ $$rc -eq 5 ]; then echo "no tests collected"; rc=0; fi; exit $$rc
+	$(PY) -m pytest -q -n $(PYTEST_WORKERS) --dist loadfile --durations=25; rc=$$?; if [ $$rc -eq 5 ]; then echo "no tests collected"; rc=0; fi; exit $$rc
 
 # The package as users install it: pip install of a fresh clone into a new venv, the CLI
 # tests run against that command from outside the source tree.
 test-installed: install
-	tests/packaging/run.sh
+	PYTEST_WORKERS=$(PYTEST_WORKERS) tests/packaging/run.sh
 
 test: install test-rust test-python test-installed
 

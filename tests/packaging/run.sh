@@ -14,4 +14,5 @@ echo "installing a fresh clone into $work/venv (pip install .)" >&2
 CARGO_TARGET_DIR="$repo/parsers/target/installed" "$work/venv/bin/pip" install -q --progress-bar off "$work/clone"
 cd /
 ADVISOR_INSTALLED="$work/venv/bin/advisor" "$repo/.venv/bin/python" -m pytest -q -p no:cacheprovider \
+  -n "${PYTEST_WORKERS:-2}" --dist loadfile \
   --rootdir "$repo" "$repo/tests/packaging" "$repo/tests/cli" "$@"
