@@ -114,6 +114,13 @@ class PartFile(NamedTuple):
     sink: pa.NativeFile
     schema: pa.Schema
 
+    def close(self) -> None:
+        """The footer, then the file; the file is closed even when the footer fails."""
+        try:
+            self.writer.close()
+        finally:
+            self.sink.close()
+
 
 def open_file(path: Path, schema: pa.Schema) -> PartFile:
     """A Parquet writer on a new local file.
@@ -173,8 +180,7 @@ class Writer:
         catalog that names it is renamed into place."""
         files, self._files = self._files, {}
         for f in files.values():
-            f.writer.close()
-            f.sink.close()
+            f.close()
         for path in self.paths.values():
             _fsync(path)
         if self.parts.exists():
@@ -182,11 +188,10 @@ class Writer:
 
     def abort(self) -> None:
         for f in self._files.values():
-            for closing in (f.writer, f.sink):
-                try:
-                    closing.close()
-                except Exception:  # noqa: BLE001 - a full disk fails the footer too
-                    pass
+            try:
+                f.close()
+            except Exception:  # noqa: BLE001 - a full disk fails the footer too
+                pass
         self._files = {}
         shutil.rmtree(self.parts, ignore_errors=True)
 

@@ -35,8 +35,7 @@ def test_core_writer_writes_what_pyarrow_parquet_writes(store_of, tmp_path):
         f = parts.open_file(core, schema)
         for g in groups:
             f.writer.write_table(g)
-        f.writer.close()
-        f.sink.close()
+        f.close()
         assert core.read_bytes() == public.read_bytes(), original.name
         # And the store's own file is that file: same encodings, row groups, metadata.
         assert original.read_bytes() == public.read_bytes(), original.name
