@@ -185,15 +185,13 @@ def warn(message: str) -> None:
 
 
 # --- help metavars ----------------------------------------------------------------------
-def _metavar(self, ctx) -> str | None:
-    """What --help prints after a parameter: its metavar, nothing for a flag or an
-    argument (its name says it: TRACES...), else the option's name (--device DEVICE)."""
-    if self.param_type_name == "argument":
-        return None
+def _metavar(self, ctx) -> str:
+    """What --help prints after an option: its metavar, nothing for a flag, else the
+    option's name (--device DEVICE) rather than Click's type name (TEXT, PATH)."""
     if self.metavar is not None:
-        return self.metavar or None
+        return self.metavar
     if getattr(self, "is_flag", False):
-        return None
+        return ""
     choices = getattr(getattr(self, "type", None), "choices", None)
     if choices:
         return "|".join(str(c) for c in choices)
@@ -201,13 +199,23 @@ def _metavar(self, ctx) -> str | None:
 
 
 def real_metavars() -> None:
-    """Typer prints type names (`<list[Path]>`, `<bool>`, `<str>`) where Click and every
-    Unix tool print a metavar; this makes --help print metavars."""
+    """Typer's help prints type names where Click and every Unix tool print a metavar:
+    `<path>` beside an argument already named TRACE..., `{TRACE...}` in the usage line,
+    `TEXT` after an option. This makes --help print metavars (Typer 0.28's help code,
+    typer/rich_utils.py: an option's type column is `make_metavar`, an argument's is its
+    type's `get_metavar` or `<type name>`)."""
     from typer import core  # noqa: PLC0415
+    from typer._click import types  # noqa: PLC0415
 
-    core.TyperArgument.display_type_rich = _metavar
-    core.TyperOption.display_type_rich = _metavar
-    core.TyperArgument._usage_display_name = _usage_name
+    core.TyperOption.make_metavar = _metavar
+    core.TyperArgument.get_usage_pieces = lambda self, ctx: [_usage_name(self)]
+    plain = types.ParamType.get_metavar
+
+    def argument_type_column(self, param, ctx):
+        # An argument's metavar names it already (TRACE...): no type beside it.
+        return "" if isinstance(param, core.TyperArgument) else plain(self, param, ctx)
+
+    types.ParamType.get_metavar = argument_type_column
 
 
 def _usage_name(self) -> str:

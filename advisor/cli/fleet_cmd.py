@@ -13,7 +13,7 @@ fleet = typer.Typer(help="Many captures at once: the findings of every capture a
 
 @fleet.command("analyze")
 def analyze(
-    captures: List[str] = typer.Argument(..., help="Captures or stores: paths, glob patterns ('traces/*.dat'), or @FILE listing one a line."),
+    captures: List[str] = typer.Argument(..., metavar="CAPTURE...", help="Captures or stores: paths, glob patterns ('traces/*.dat'), or @FILE listing one a line."),
     output: Path = typer.Option(..., "-o", "--output", help="Directory for the findings table (OUT/findings/part-*.parquet; replaced if there)."),
     engine: str = typer.Option("local", "--engine", help="local (processes on this machine) or spark."),
     master: str = typer.Option("local[2]", "--master", help="Spark master URL for --engine spark (spark://host:7077, yarn, k8s://...)."),
