@@ -28,7 +28,7 @@ def main() -> None:
 
     from advisor.cli import head_start
 
-    head_start.start(sys.argv[1:])  # `advisor io` on blktrace files: the parser starts now
+    head_start.start(sys.argv[1:])  # io, ingest, analyze on plain arguments: reading starts now
     from advisor.cli.main import main as run_cli
 
     run_cli()

@@ -4,30 +4,17 @@ match."""
 
 from __future__ import annotations
 
-import os
 import sys
 from pathlib import Path
 from typing import Callable
 
 import duckdb
 
-from advisor import parsers
 from advisor.errors import TraceIOError, UsageError
 from advisor.store import blk_views, parts
-from advisor.store.ingest import STORE_VERSION, Inputs, IngestResult, Progress, StoreWriteError, check_target, ingest, store_digest
+from advisor.store.ingest import STORE_VERSION, IngestResult, Inputs, Progress, StoreWriteError, check_target, ingest, store_digest
 from advisor.store.replace import current_token
-
-
-def cache_dir() -> Path:
-    env = os.environ.get("WRITEBACK_ADVISOR_CACHE")
-    if env:
-        return Path(env)
-    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
-    return Path(base) / "writeback-advisor"
-
-
-def cache_path(digest: str) -> Path:
-    return cache_dir() / f"{digest[:32]}-p{parsers.PARSER_VERSION}-s{STORE_VERSION}.duckdb"
+from advisor.store_settings import cache_dir, cache_path
 
 
 def is_store(path: Path) -> bool:

@@ -14,7 +14,6 @@ with views that spell them the way blkparse prints them (blk_views.py).
 from __future__ import annotations
 
 import datetime as _dt
-import os
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -28,31 +27,15 @@ from advisor.store import blk_views, clocks, macros, parts, sink, views
 from advisor.store.allocator import return_freed_memory
 from advisor.store.interrupts import interruptible
 from advisor.store.replace import StoreWriteError, check_target, current_token, publish, temporary, write_checksum, write_fault
+from advisor.store_settings import BATCH_ROWS, MAX_PENDING_BYTES, STORE_VERSION, reader_threads
 
 if TYPE_CHECKING:
     import pyarrow as pa
 
 __all__ = ["STORE_VERSION", "Inputs", "IngestResult", "Progress", "StoreWriteError", "check_target", "ingest"]
 
-#: Bump when the layout of the store changes (invalidates cached stores).
-STORE_VERSION = 9
-
-#: Rows per record batch, and the cap on decoded bytes the parser buffers
-#: across event types: what bounds ingest memory, whatever the trace size.
-#: At 32 MiB rather than 64 MiB an 8.5 M-event capture ingests in the same time
-#: with a peak RSS 43 MiB lower (212 MiB) and a store 0.6% larger (the largest
-#: pending table is flushed as a smaller row group more often).
-BATCH_ROWS = 262_144
-MAX_PENDING_BYTES = 32 << 20
 #: DuckDB's buffer pool during ingest: written blocks beyond it are evicted.
 DUCKDB_MEMORY_LIMIT = "256MB"
-#: Threads that read a trace.dat: one merges the CPUs' events in time order, the
-#: others decode them (parsers/src/tracedat/parallel.rs); $WRITEBACK_ADVISOR_THREADS
-#: sets it, 1 by default. This thread encodes the Parquet files meanwhile: on 2 CPUs
-#: the parser alone reads 1.1-1.5x faster on two threads, but the whole ingest is
-#: 0.72-0.99x (benchmarks/README.md, "Reading a trace.dat on several threads"), and
-#: no machine with more CPUs has measured it yet.
-THREADS_VARIABLE = "WRITEBACK_ADVISOR_THREADS"
 
 #: Tables the parsers emit besides ftrace event tables (in the main schema,
 #: but for _RAW_SIDE_TABLES, which are under raw).
@@ -336,18 +319,6 @@ def _load(con, sources, inputs: Inputs, digest: str, progress: Progress | None, 
     )
 
 
-def reader_threads() -> int:
-    """$WRITEBACK_ADVISOR_THREADS, else 1."""
-    value = os.environ.get(THREADS_VARIABLE)
-    if value:
-        try:
-            n = int(value)
-        except ValueError:
-            n = 0
-        if n < 1:
-            raise UsageError(f"${THREADS_VARIABLE}: {value!r} is not a number of threads (1 or more)")
-        return n
-    return 1
 
 
 def _load_source(tables, src, state: _Loaded, progress: Progress | None) -> None:
