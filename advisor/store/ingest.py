@@ -319,8 +319,6 @@ def _load(con, sources, inputs: Inputs, digest: str, progress: Progress | None, 
     )
 
 
-
-
 def _load_source(tables, src, state: _Loaded, progress: Progress | None) -> None:
     specs = src.tables()
     new = {s["name"]: _schema(s["empty"]) for s in specs}
