@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+from typing import Annotated
 
 import typer
 from rich import box
@@ -18,7 +19,6 @@ from rich.console import Console, Group, RenderableType
 from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
-from typing_extensions import Annotated
 
 from advisor.cli.fit import Fitted, fit
 

@@ -1,7 +1,7 @@
 """Reading starts before the CLI loads.
 
 Loading Typer, Rich, the commands, DuckDB and Arrow takes 0.3-0.4 s, as long
-as the parser needs for a million blktrace records or half a million trace.dat
+as the parser needs for a million blktrace records or 1.5 million trace.dat
 events. `entry.main` hands the command line here first. When it is plainly
 
 * `advisor io FILE... [--device D] [--btt-compat] [--json] [--limit N]` on
