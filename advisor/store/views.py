@@ -6,6 +6,16 @@ field of the event. Columns the capture stores per event are passed
 through; `comm` and `tgid` of trace.dat captures come from `tasks`
 (saved_cmdlines: the last name the kernel saw for each pid). `events` is
 the union of every non-empty event table's common columns.
+
+No view orders its rows: ask for `ORDER BY ts, id` (capture order). With an
+ORDER BY in the view, DuckDB sorts every row before any query over it, an
+aggregate too, and keeps the sorted rows in memory: on 15.6 M events,
+`SELECT event, count(*) FROM events GROUP BY event` took 2.9 s and 1.1 GiB
+that way, 0.8 s and 146 MiB without. With a LIMIT, `ORDER BY ts, id LIMIT n`
+is a top-n over one pass. The stored rows are in capture order, but the join
+with `tasks` hands on the rows of a pid that is not in it after the others
+of their batch (273 of 2.76 M rows out of order on that capture), and
+`events` is one event table after the other.
 """
 
 from __future__ import annotations
@@ -40,17 +50,8 @@ def _event_view(name: str, spec: dict, schema: pa.Schema) -> str:
     cols += [f"r.{ident(f.name)}" for f in schema if f.name not in physical]
     return (
         f"CREATE VIEW {ident(name)} AS SELECT {', '.join(cols)} FROM raw.{ident(name)} r"
-        f" LEFT JOIN tasks t ON t.pid = {common['pid']}{_capture_order(common)};"
+        f" LEFT JOIN tasks t ON t.pid = {common['pid']};"
     )
-
-
-def _capture_order(common: dict[str, str | None]) -> str:
-    """ORDER BY timestamp, then the order in the file (the id), so a LIMIT or an
-    unordered scan sees the first events first. The rows are stored in that order,
-    but DuckDB's parallel hash join with `tasks` hands them on out of order (on a
-    3 M-row table, 141 inversions in a plain SELECT *), and `events` unions tables."""
-    keys = [common[role] for role in ("ts", "id") if common[role]]
-    return f" ORDER BY {', '.join(keys)}" if keys else ""
 
 
 def _union_branch(name: str, spec: dict) -> str:
@@ -78,7 +79,7 @@ def create(con, specs: list[dict], schemas: dict[str, pa.Schema], rows: dict[str
             "CREATE VIEW events AS SELECT u.id, u.ts, u.cpu, u.pid, COALESCE(u.tgid, t.tgid) AS tgid,"
             " COALESCE(u.comm, t.comm) AS comm, u.system, u.event, u.flags, u.preempt_count FROM ("
             + "\nUNION ALL ".join(union)
-            + ") u LEFT JOIN tasks t ON t.pid = u.pid ORDER BY u.ts, u.id;"
+            + ") u LEFT JOIN tasks t ON t.pid = u.pid;"
         )
     else:
         statements.append(

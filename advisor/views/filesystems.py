@@ -109,9 +109,8 @@ def filesystems(con, present: Present) -> Filesystems:
     for name in sorted(BDI_EVENTS):
         found = present.find(name)
         if found and found[1] and present.has_fields(name, ("name",)):
-            # From the stored rows (in capture order), not the event's view: the view
-            # orders every row by (ts, id) before a LIMIT can take the first ones
-            # (on 30.7 M events, 80 MiB more peak memory for this sample).
+            # From the stored rows (in capture order), not the event's view, which
+            # joins every row with `tasks` for names this does not need.
             rows = con.execute(f"SELECT DISTINCT name FROM (SELECT name FROM raw.{ident(found[0])} LIMIT {_BDI_SAMPLE_ROWS})").fetchall()
             bdis |= {r[0] for r in rows if r[0]}
     btrfs_bdis = sorted(b for b in bdis if b.startswith("btrfs-"))
