@@ -28,36 +28,63 @@ from pathlib import PurePath
 
 _started: tuple[tuple, object] | None = None
 
-#: Options of `advisor io` taking a value, and flags, as the command spells them.
-_VALUED = {"--device": "device", "-d": "device", "--limit": None, "-n": None}
-_FLAGS = {"--btt-compat": "btt_compat", "--json": None}
+#: Per command: options taking a value -> (what the command calls it, None for
+#: any value or the only value allowed, as the command spells it), and flags.
+#: A later option overrides an earlier one, as on the command's own line.
+_IO = ({"--device": ("device", None), "-d": ("device", None), "--limit": ("limit", None), "-n": ("limit", None)},
+       {"--btt-compat", "--json"})
+#: `-o` makes ingest write there rather than into the cache; `--force` re-reads
+#: a cached capture.
+_TRACE_COMMANDS = {
+    "ingest": ({"-o": ("output", None), "--output": ("output", None), "-n": ("limit", None), "--limit": ("limit", None),
+                "--store-format": ("format", "duckdb"), "--format": ("format", "duckdb"), "-f": ("format", "duckdb")},
+               {"--force", "--json", "--strict"}),
+    "analyze": ({"-k": ("kernel", None), "--kernel": ("kernel", None), "-r": ("rule", None), "--rule": ("rule", None),
+                 "-n": ("limit", None), "--limit": ("limit", None), "--fail-on": ("fail_on", None),
+                 "--rules-dir": ("rules_dir", None)},
+                {"--json", "--plots"}),
+}
 
 
 def start(argv: list[str]) -> None:
     """Start reading for `advisor io|ingest|analyze ARGS` when the arguments are plain."""
-    global _started
     if argv and argv[0] in _TRACE_COMMANDS:
         _start_trace(argv[0], argv[1:])
-        return
-    if not argv or argv[0] != "io":
-        return
+    elif argv and argv[0] == "io":
+        _start_io(argv[1:])
+
+
+def _plain(argv: list[str], valued: dict[str, tuple[str, str | None]], flags: set[str]):
+    """(paths, {name: value}, flags given) when the line holds only paths, `valued`
+    options with a value they allow, and `flags`; else None."""
     paths: list[str] = []
-    device, btt_compat = None, False
-    args = iter(argv[1:])
+    values: dict[str, str] = {}
+    given: set[str] = set()
+    args = iter(argv)
     for a in args:
-        name, eq, value = a.partition("=")
-        if name in _VALUED:
+        option, eq, value = a.partition("=")
+        if option in valued:
+            name, allowed = valued[option]
             value = value if eq else next(args, None)
-            if value is None:
-                return
-            if _VALUED[name] == "device":
-                device = value
-        elif a in _FLAGS:
-            btt_compat |= _FLAGS[a] == "btt_compat"
+            if value is None or (allowed is not None and value != allowed):
+                return None
+            values[name] = value
+        elif a in flags:
+            given.add(a)
         elif a.startswith("-"):
-            return  # "-" (stdin), --help, an option this module does not know
+            return None  # "-" (stdin), --help, an option this module does not know
         else:
             paths.append(str(PurePath(a)))  # as the command's Path arguments print
+    return paths, values, given
+
+
+def _start_io(argv: list[str]) -> None:
+    global _started
+    line = _plain(argv, *_IO)
+    if line is None:
+        return
+    paths, values, given = line
+    device, btt_compat = values.get("device"), "--btt-compat" in given
     try:
         from advisor import _parsers  # noqa: PLC0415
 
@@ -79,44 +106,15 @@ def take(paths: list[str], device: str | None, btt_compat: bool):
     return job if key == (tuple(paths), device, btt_compat) else None
 
 
-#: Per command: options taking a value (None: any value; else the only value
-#: allowed, as the command spells it), and flags. `-o` makes ingest write there
-#: rather than into the cache; `--force` re-reads a cached capture.
-_TRACE_COMMANDS = {
-    "ingest": ({"-o": None, "--output": None, "-n": None, "--limit": None, "--store-format": "duckdb", "--format": "duckdb", "-f": "duckdb"},
-               {"--force", "--json", "--strict"}),
-    "analyze": ({"-k": None, "--kernel": None, "-r": None, "--rule": None, "-n": None, "--limit": None, "--fail-on": None,
-                 "--rules-dir": None},
-                {"--json", "--plots"}),
-}
-
-
 def _start_trace(command: str, argv: list[str]) -> None:
-    valued, flags = _TRACE_COMMANDS[command]
-    paths: list[str] = []
-    output: str | None = None
-    force = False
-    args = iter(argv)
-    for a in args:
-        name, eq, value = a.partition("=")
-        if name in valued:
-            value = value if eq else next(args, None)
-            if value is None or (valued[name] is not None and value != valued[name]):
-                return
-            if name in ("-o", "--output"):
-                output = value
-        elif a in flags:
-            force |= a == "--force"
-        elif a.startswith("-"):
-            return  # "-" (stdin), --help, an option this module does not know
-        else:
-            paths.append(str(PurePath(a)))  # as the command's Path arguments print
-    if len(paths) != 1:
+    line = _plain(argv, *_TRACE_COMMANDS[command])
+    if line is None or len(line[0]) != 1:
         return
+    (path,), values, given = line
+    output, force = values.get("output"), "--force" in given
     try:
         from advisor import parsers, store_settings  # noqa: PLC0415
 
-        path = paths[0]
         # A regular file only: the bytes of a pipe (<(zcat ...)) read here would be gone for the command.
         if not stat.S_ISREG(os.stat(path).st_mode) or parsers.detect_format(path) != "trace.dat":
             return
