@@ -11,11 +11,11 @@ No view orders its rows: ask for `ORDER BY ts, id` (capture order). With an
 ORDER BY in the view, DuckDB sorts every row before any query over it, an
 aggregate too, and keeps the sorted rows in memory: on 15.6 M events,
 `advisor sql` with `SELECT event, count(*) FROM events GROUP BY event` took
-1.72 s and 1.1 GiB that way, 0.69 s and 145 MiB without (medians of 3). With a LIMIT, `ORDER BY ts, id LIMIT n`
-is a top-n over one pass. The stored rows are in capture order, but the join
-with `tasks` hands on the rows of a pid that is not in it after the others
-of their batch (273 of 2.76 M rows out of order on that capture), and
-`events` is one event table after the other.
+1.72 s and 1.1 GiB that way, 0.69 s and 145 MiB without (medians of 3). With
+a LIMIT, `ORDER BY ts, id LIMIT n` is a top-n over one pass. The stored rows
+are in capture order, but the join with `tasks` hands on the rows of a pid
+that is not in it after the others of their batch (273 of 2.76 M rows out of
+order on that capture), and `events` is one event table after the other.
 """
 
 from __future__ import annotations
