@@ -46,6 +46,13 @@ def sql(
         help="Let COPY ... TO write this file (or EXPORT DATABASE this directory, named with a trailing '/');"
         " queries read nothing but the store otherwise. Repeatable.",
     ),
+    memory_limit: Optional[str] = typer.Option(
+        None,
+        "--memory-limit",
+        metavar="SIZE",
+        help="Memory the queries may use, in DuckDB's units (500MB, 2GB; default 80% of RAM). Sorts and joins"
+        " beyond it spill to STORE.tmp next to the store, and a query fails if they cannot.",
+    ),
 ) -> None:
     """Run SQL over every event of a capture.
 
@@ -60,7 +67,7 @@ def sql(
     fmt = check_format(fmt)
     store = resolve_stores([trace])
     writable = list(allow_write) + ([str(output)] if output is not None and fmt == "parquet" else [])
-    con = open_sandboxed(store, writable)
+    con = open_sandboxed(store, writable, memory_limit)
     try:
         with interruptible(con):
             _run(con, query, fmt, output, max_rows)

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import duckdb
 
-from advisor.errors import TraceIOError
+from advisor.errors import TraceIOError, UsageError
 from advisor.store import parts
 
 #: Set when the database starts: extensions are neither installed nor loaded
@@ -29,16 +29,24 @@ START = {
 }
 
 
-def open_sandboxed(store: Path, writable: list[str] = ()) -> duckdb.DuckDBPyConnection:
+def open_sandboxed(store: Path, writable: list[str] = (), memory_limit: str | None = None) -> duckdb.DuckDBPyConnection:
     """A read-only connection to `store` with file, network and extension
     access off. `writable`: the files (or directories, named with a trailing
     '/' or existing, for `EXPORT DATABASE`) queries may write and read, named
-    by the user. Call `lock()` once the
-    connection's own temporary views exist."""
+    by the user. `memory_limit`: DuckDB's (e.g. "2GB"); what a query holds
+    beyond it spills to DuckDB's temporary directory, `STORE.tmp` (the
+    sandbox still lets DuckDB write its own spill files there). Call `lock()`
+    once the connection's own temporary views exist."""
     try:
         con = duckdb.connect(str(store), read_only=True, config=START)
     except duckdb.Error as e:
         raise TraceIOError(f"{store}: cannot open store: {str(e).splitlines()[0]}") from None
+    if memory_limit is not None:
+        try:
+            con.execute("SET memory_limit = ?", [memory_limit])
+        except duckdb.Error as e:
+            con.close()
+            raise UsageError(f"--memory-limit {memory_limit!r}: {str(e).splitlines()[0]}") from None
     # DuckDB takes the allow-lists only on a running database, and only
     # before external access is switched off.
     files, dirs = [], []

@@ -118,3 +118,29 @@ def test_device_macros(store_of):
         rows = con.execute("SELECT DISTINCT dev_name(dev), dev_major(dev), dev_minor(dev) FROM block_rq_issue").fetchall()
         assert rows == [("7:0", 7, 0)]
         assert con.execute("SELECT ns_to_ms(1500000)").fetchone()[0] == 1.5
+
+
+BLOCK_LATENCY = "select dev, write, count(*) as n, quantile_cont(d2c_ns, 0.5) as p50 from block_requests group by all order by all"
+
+
+def test_memory_limit_spills_and_keeps_the_answer(store_of, tmp_path):
+    """--memory-limit: DuckDB's limit for the queries; the block-latency query's ASOF
+    joins spill to STORE.tmp under it and give the same rows; the sandbox stays locked."""
+    store = tmp_path / "s.duckdb"
+    store.symlink_to(store_of("sync-fsmark-xfs-run1-v7-zstd.dat"))
+    free = advisor("sql", str(store), BLOCK_LATENCY, "-f", "csv")
+    assert free.code == 0, free.err
+    assert len(free.out.splitlines()) > 1
+    bounded = advisor("sql", str(store), BLOCK_LATENCY, "-f", "csv", "--memory-limit", "40MB")
+    assert bounded.code == 0, bounded.err
+    assert bounded.out == free.out
+    setting = advisor("sql", str(store), "select current_setting('memory_limit') as m", "-f", "csv", "--memory-limit", "40MB")
+    assert setting.out.splitlines() == ["m", "38.1 MiB"], setting.out
+    assert "locked" in one_line_error(advisor("sql", str(store), "set memory_limit = '10GB'", "--memory-limit", "40MB"))
+
+
+def test_memory_limit_too_small_or_bad_is_one_line(store_of):
+    store = str(store_of("sync-fsmark-xfs-run1-v7-zstd.dat"))
+    assert "Out of Memory" in one_line_error(advisor("sql", store, BLOCK_LATENCY, "--memory-limit", "5MB"))
+    line = one_line_error(advisor("sql", store, "select 1", "--memory-limit", "lots"))
+    assert "--memory-limit 'lots'" in line
