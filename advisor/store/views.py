@@ -7,7 +7,8 @@ through; `comm` and `tgid` of trace.dat captures come from `tasks`
 (saved_cmdlines: the last name the kernel saw for each pid). `events` is
 the union of every non-empty event table's common columns.
 
-No view orders its rows: ask for `ORDER BY ts, id` (capture order). With an
+No view orders its rows: ask for `ORDER BY ts, id` (capture order; the id
+column is `common_id` in an event with a field `id`, e.g. sys_enter). With an
 ORDER BY in the view, DuckDB sorts every row before any query over it, an
 aggregate too, and keeps the sorted rows in memory: on 15.6 M events,
 `advisor sql` with `SELECT event, count(*) FROM events GROUP BY event` took
