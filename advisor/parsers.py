@@ -104,6 +104,11 @@ def blktrace_files(path: Path) -> list[Path]:
     return [Path(p) for p in _parsers.blktrace_files(str(path))]
 
 
+def duckdb_columns(reader) -> list[tuple[str, str]]:
+    """(name, DuckDB type) of each column of a reader's schema; no row is read."""
+    return _parsers.duckdb_columns(reader)
+
+
 def text_digest(text: str) -> str:
     """BLAKE3 of a text: the cache key of several inputs (their names and digests)."""
     return _parsers.text_digest(text)

@@ -22,12 +22,14 @@ STORE_VERSION = 10
 BATCH_ROWS = 262_144
 MAX_PENDING_BYTES = 32 << 20
 
-#: Threads that read a trace.dat: one merges the CPUs' events in time order, the
-#: others decode them (parsers/src/tracedat/parallel.rs); $WRITEBACK_ADVISOR_THREADS
-#: sets it, 1 by default. This thread encodes the Parquet files meanwhile: on 2 CPUs
-#: the parser alone reads 1.1-1.5x faster on two threads, but the whole ingest is
-#: 0.72-0.99x (benchmarks/README.md, "Reading a trace.dat on several threads"), and
-#: no machine with more CPUs has measured it yet.
+#: Threads that read a trace.dat (one merges the CPUs' events in time order, the
+#: others decode them: parsers/src/tracedat/parallel.rs), and threads that encode
+#: the store's Parquet files (each table on one of them: parsers/src/parts.rs);
+#: $WRITEBACK_ADVISOR_THREADS sets both, 1 by default. With one of each, the
+#: parser's thread decodes while the encoder's writes; on 2 CPUs that keeps both
+#: busy: the parser alone reads 1.1-1.5x faster on two threads, but the whole
+#: ingest is 0.72-0.99x, and two encoder threads 0.9-1.1x (benchmarks/README.md).
+#: No machine with more CPUs has measured it yet.
 THREADS_VARIABLE = "WRITEBACK_ADVISOR_THREADS"
 
 

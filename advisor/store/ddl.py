@@ -1,49 +1,6 @@
-"""SQL text for the store: column types from Arrow schemas, identifiers."""
+"""SQL text for the store: identifiers, literals and table declarations."""
 
 from __future__ import annotations
-
-import functools
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    import pyarrow as pa
-
-
-@functools.cache
-def _simple() -> dict:
-    # pyarrow loads here, not with the store: a query on a cached store never needs it.
-    import pyarrow as pa  # noqa: PLC0415
-
-    return {
-        pa.int8(): "TINYINT",
-        pa.int16(): "SMALLINT",
-        pa.int32(): "INTEGER",
-        pa.int64(): "BIGINT",
-        pa.uint8(): "UTINYINT",
-        pa.uint16(): "USMALLINT",
-        pa.uint32(): "UINTEGER",
-        pa.uint64(): "UBIGINT",
-        pa.bool_(): "BOOLEAN",
-        pa.float64(): "DOUBLE",
-        pa.string(): "VARCHAR",
-        pa.large_string(): "VARCHAR",
-        pa.binary(): "BLOB",
-        pa.large_binary(): "BLOB",
-    }
-
-
-def duckdb_type(t: pa.DataType) -> str:
-    """The DuckDB column type DuckDB itself gives an Arrow column of type `t`."""
-    simple = _simple()
-    if t in simple:
-        return simple[t]
-    import pyarrow as pa  # noqa: PLC0415 - loaded by _simple() already
-
-    if pa.types.is_list(t) or pa.types.is_large_list(t):
-        return duckdb_type(t.value_type) + "[]"
-    if pa.types.is_dictionary(t):
-        return duckdb_type(t.value_type)
-    raise TypeError(f"no DuckDB type for Arrow {t}")
 
 
 def ident(name: str) -> str:
@@ -56,6 +13,11 @@ def literal(value: str) -> str:
     return "'" + value.replace("'", "''") + "'"
 
 
-def create_table(qualified: str, schema: pa.Schema) -> str:
-    cols = ", ".join(f"{ident(f.name)} {duckdb_type(f.type)}" for f in schema)
+#: (name, DuckDB type) of each column of a table: what the parsers give for a
+#: reader's schema (advisor.parsers.duckdb_columns), DuckDB's own type for it.
+Columns = list[tuple[str, str]]
+
+
+def create_table(qualified: str, columns: Columns) -> str:
+    cols = ", ".join(f"{ident(name)} {sql_type}" for name, sql_type in columns)
     return f"CREATE TABLE {qualified} ({cols});"

@@ -25,12 +25,13 @@ from advisor import parsers
 from advisor.errors import TraceFormatError, TraceIOError, UsageError
 from advisor.store import blk_views, clocks, macros, parts, sink, views
 from advisor.store.allocator import return_freed_memory
+from advisor.store.ddl import ident
 from advisor.store.interrupts import interruptible
 from advisor.store.replace import StoreWriteError, check_target, current_token, publish, temporary, write_checksum, write_fault
 from advisor.store_settings import BATCH_ROWS, MAX_PENDING_BYTES, STORE_VERSION, reader_threads
 
 if TYPE_CHECKING:
-    import pyarrow as pa
+    from advisor.store.ddl import Columns
 
 __all__ = ["STORE_VERSION", "Inputs", "IngestResult", "Progress", "StoreWriteError", "check_target", "ingest"]
 
@@ -161,12 +162,6 @@ class IngestResult:
         return [s for s in self.stats if s[2] == "data_loss" and s[3] > 0]
 
 
-def _schema(reader) -> pa.Schema:
-    import pyarrow as pa  # noqa: PLC0415 - only when ingesting: a cached store's queries never load it
-
-    return pa.schema(reader)
-
-
 def ingest(
     paths: list[Path],
     store: Path,
@@ -185,10 +180,6 @@ def ingest(
     BLAKE3 to (the cache checks it before reusing a store).
     """
     started = time.perf_counter()
-    # Loaded here, before any temporary file exists: a signal that lands in an
-    # import ends the command at once (advisor/cli/signals.py).
-    import pyarrow._parquet  # noqa: F401, PLC0415 - a cached store's queries never load it (store/parts.py)
-
     return_freed_memory()
     inputs = Inputs.classify([Path(p) for p in paths])
     digest = digest or ("stdin" if inputs.from_stdin else inputs.digest())
@@ -206,7 +197,7 @@ def ingest(
         raise StoreWriteError(f"{e.filename or store.parent}: cannot create the directory: {e.strerror}") from None
     with temporary(store) as tmp:
         con = None
-        writer = None if single_file else parts.Writer(tmp.parts)
+        writer = None if single_file else parts.Writer(tmp.parts, reader_threads())
         try:
             # Inside the try: Ctrl-C can land just after the file is created.
             con = duckdb.connect(str(tmp.catalog), config={"memory_limit": DUCKDB_MEMORY_LIMIT})
@@ -265,9 +256,9 @@ def ingest_trace(trace: Path, store: Path, digest: str | None = None, progress: 
 class _Loaded:
     """What has been created while loading the sources."""
 
-    schemas: dict[str, pa.Schema] = field(default_factory=dict)  # raw event tables
+    schemas: dict[str, Columns] = field(default_factory=dict)  # raw event tables
     rows: dict[str, int] = field(default_factory=dict)
-    side: dict[str, pa.Schema] = field(default_factory=dict)
+    side: dict[str, Columns] = field(default_factory=dict)
     specs: list[dict] = field(default_factory=list)
     info: dict[str, str] = field(default_factory=dict)
     stats: list[tuple] = field(default_factory=list)
@@ -285,9 +276,7 @@ def _load(con, sources, inputs: Inputs, digest: str, progress: Progress | None, 
         _load_source(tables, src, state, lambda d, _t, base=done_before: progress and progress(base + d, total))
         done_before += src.total_bytes
     if "tasks" not in state.side:
-        import pyarrow as pa  # noqa: PLC0415
-
-        tables.declare("main", "tasks", pa.schema([("pid", pa.int32()), ("comm", pa.string()), ("tgid", pa.int32())]))
+        tables.declare("main", "tasks", [("pid", "INTEGER"), ("comm", "VARCHAR"), ("tgid", "INTEGER")])
     tables.finish()
     if progress:
         progress(total, total)
@@ -321,7 +310,7 @@ def _load(con, sources, inputs: Inputs, digest: str, progress: Progress | None, 
 
 def _load_source(tables, src, state: _Loaded, progress: Progress | None) -> None:
     specs = src.tables()
-    new = {s["name"]: _schema(s["empty"]) for s in specs}
+    new = {s["name"]: parsers.duckdb_columns(s["empty"]) for s in specs}
     for name, sch in new.items():
         tables.declare("raw", name, sch)
     state.specs.extend(specs)
@@ -330,7 +319,7 @@ def _load_source(tables, src, state: _Loaded, progress: Progress | None) -> None
     # The format's other tables exist even when the capture gives them no rows.
     for name, empty in src.side_tables():
         if name not in state.side:
-            sch = _schema(empty)
+            sch = parsers.duckdb_columns(empty)
             tables.declare(*_side_target(name), sch)
             state.side[name] = sch
     batches = src.batches(batch_rows=BATCH_ROWS, max_pending_bytes=MAX_PENDING_BYTES, threads=reader_threads())
@@ -341,7 +330,7 @@ def _load_source(tables, src, state: _Loaded, progress: Progress | None) -> None
             target = _side_target(name)
         else:
             # Side tables, and event tables of text captures (no formats up front).
-            sch = _schema(reader)
+            sch = parsers.duckdb_columns(reader)
             target = _side_target(name) if name in SIDE_TABLES else ("raw", name)
             tables.declare(*target, sch)
             if name in SIDE_TABLES:
@@ -402,38 +391,48 @@ def _facts(inputs: Inputs, digest: str, state: _Loaded) -> dict[str, str]:
     return facts
 
 
-def _write_meta(con, info, stats, specs, rows) -> None:
-    """trace_info, parse_stats and event_formats, each loaded from one Arrow table."""
-    import pyarrow as pa  # noqa: PLC0415
+#: The capture's facts, the parse statistics and the event formats: small tables,
+#: each made by DuckDB from one list parameter per column (pyarrow is not loaded
+#: for them: an ingest has no other use for it). Lists, not rows of dicts: DuckDB
+#: reads a dict {"key": ..., "value": ...} as a MAP.
+_META = {
+    "trace_info": (("key", "VARCHAR"), ("value", "VARCHAR")),
+    "parse_stats": (
+        ("name", "VARCHAR"),
+        ("cpu", "INTEGER"),
+        ("severity", "VARCHAR"),
+        ("count", "UBIGINT"),
+        ("description", "VARCHAR"),
+    ),
+    "event_formats": (
+        ("system", "VARCHAR"),
+        ("event", "VARCHAR"),
+        ("event_id", "UINTEGER"),
+        ("table_name", "VARCHAR"),
+        ("events", "UBIGINT"),
+        ("fields", 'STRUCT(name VARCHAR, type VARCHAR, "offset" UINTEGER, size UINTEGER, signed BOOLEAN)[]'),
+        ("print_fmt", "VARCHAR"),
+    ),
+}
+_FIELD_KEYS = ("name", "type", "offset", "size", "signed")
 
-    field_struct = pa.struct(
-        [("name", pa.string()), ("type", pa.string()), ("offset", pa.uint32()), ("size", pa.uint32()), ("signed", pa.bool_())]
-    )
-    trace_info = pa.table({"key": sorted(info), "value": [info[k] for k in sorted(info)]})
-    parse_stats = pa.table(
-        {
-            "name": pa.array([s[0] for s in stats], pa.string()),
-            "cpu": pa.array([s[1] for s in stats], pa.int32()),
-            "severity": pa.array([s[2] for s in stats], pa.string()),
-            "count": pa.array([s[3] for s in stats], pa.uint64()),
-            "description": pa.array([s[4] for s in stats], pa.string()),
-        }
-    )
-    event_formats = pa.table(
-        {
-            "system": pa.array([s["system"] for s in specs], pa.string()),
-            "event": pa.array([s["event"] for s in specs], pa.string()),
-            "event_id": pa.array([s["event_id"] for s in specs], pa.uint32()),
-            "table_name": pa.array([s["name"] for s in specs], pa.string()),
-            "events": pa.array([rows.get(s["name"], 0) for s in specs], pa.uint64()),
-            "fields": pa.array(
-                [[dict(zip(field_struct.names, f)) for f in s["fields"]] for s in specs], pa.list_(field_struct)
-            ),
-            "print_fmt": pa.array([s["print_fmt"] for s in specs], pa.string()),
-        }
-    )
-    con.execute(
-        "CREATE TABLE trace_info AS SELECT * FROM trace_info;"
-        "CREATE TABLE parse_stats AS SELECT * FROM parse_stats;"
-        "CREATE TABLE event_formats AS SELECT * FROM event_formats;"
-    )
+
+def _write_meta(con, info, stats, specs, rows) -> None:
+    """trace_info, parse_stats and event_formats."""
+    keys = sorted(info)
+    values = {
+        "trace_info": [keys, [info[k] for k in keys]],
+        "parse_stats": [[s[i] for s in stats] for i in range(5)],
+        "event_formats": [
+            [s["system"] for s in specs],
+            [s["event"] for s in specs],
+            [s["event_id"] for s in specs],
+            [s["name"] for s in specs],
+            [rows.get(s["name"], 0) for s in specs],
+            [[dict(zip(_FIELD_KEYS, f)) for f in s["fields"]] for s in specs],
+            [s["print_fmt"] for s in specs],
+        ],
+    }
+    for table, columns in _META.items():
+        select = ", ".join(f"unnest(?::{sql_type}[]) AS {ident(name)}" for name, sql_type in columns)
+        con.execute(f"CREATE TABLE {table} AS SELECT {select}", values[table])

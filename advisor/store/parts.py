@@ -5,20 +5,15 @@ every view) and, beside it, a directory with one Parquet file per table that
 has rows:
 
     incident.duckdb
-    incident.duckdb.<token>.parts/writeback_dirty_folio.parquet ...
+    incident.duckdb.<token>.parts/raw%2ewriteback_dirty_folio.parquet ...
 
 The catalog's `raw.<table>` is a view over `read_parquet('<that file>')`.
-Writing Parquet from the parsers' Arrow batches costs a fraction of inserting
-them into DuckDB's own tables and compressing those at commit (on a 1.68 M-event
-capture: 0.29 s and 4.0 MB against 0.6-1.0 s and 15.7 MB; benchmarks/README.md),
-and DuckDB reads the files back as fast as its own tables for the advisor's
-queries (the same analyze and replay times, the same output).
-
-Encodings: timestamps, ids, inode numbers and sectors are close to their
-neighbours, so integers are delta-encoded (DELTA_BINARY_PACKED: 14 bits a
-timestamp where a dictionary would keep 64); names and other text keep
-dictionary encoding; pages are compressed with zstd.
-https://parquet.apache.org/docs/file-format/data-pages/encodings/
+The parsers' batches go into the files without leaving Rust (the `parquet`
+crate: parsers/src/parts.rs has the encodings), a row group per batch, so
+ingest needs neither pyarrow nor a copy of the rows. Writing Parquet costs a
+fraction of inserting the rows into DuckDB's own tables and compressing those
+at commit, and DuckDB reads the files back as fast as its own tables for the
+advisor's queries (benchmarks/README.md).
 
 Each ingest writes a directory of its own (the token is the temporary store's),
 so a store being replaced keeps reading its old files until the new catalog is
@@ -27,24 +22,14 @@ renamed over it, and an interrupted ingest leaves nothing the catalog names.
 
 from __future__ import annotations
 
-import functools
-import os
 import re
 import shutil
 from pathlib import Path
-from typing import TYPE_CHECKING, NamedTuple
 
-if TYPE_CHECKING:
-    import pyarrow as pa
-    import pyarrow._parquet as pq_core
-
+from advisor import _parsers
 from advisor.store.ddl import literal
 
 SUFFIX = ".parts"
-COMPRESSION = "zstd"
-#: Integer columns with few distinct values compress best as dictionaries
-#: (cpu, flags, preempt_count, a writeback reason); these are always small.
-_DICTIONARY_INTS = frozenset({"cpu", "flags", "preempt_count", "common_flags", "common_preempt_count", "common_cpu"})
 
 
 def directory(store: Path, token: str) -> Path:
@@ -64,144 +49,39 @@ def token_of(store: Path, parts: Path) -> str:
     return parts.name[len(store.name) + 1 : -len(SUFFIX)]
 
 
-def file_name(table: str) -> str:
-    """A file name for any table name (text captures name tables after what
-    the lines say): hex-escape what is not safe in a path component."""
-    safe = "".join(c if c.isalnum() or c in "_-" else f"%{ord(c):02x}" for c in table)
-    return f"{safe}.parquet"
-
-
-#: The Arrow allocator the Parquet encoders use: pyarrow's default (mimalloc in
-#: its Linux wheels) kept ~45 MiB more resident than the system allocator while
-#: ingesting an 8.5 M-event capture (peak RSS 302 against 257 MiB), at the same
-#: speed. The command line makes it every Arrow allocation's (advisor/cli/__init__.py).
-@functools.cache
-def _pool():
-    import pyarrow as pa  # noqa: PLC0415 - only when writing: a cached store's queries never load it
-
-    return pa.system_memory_pool()
-
-
-def _options(schema: pa.Schema) -> dict:
-    import pyarrow as pa  # noqa: PLC0415
-
-    delta = [
-        f.name
-        for f in schema
-        if pa.types.is_integer(f.type) and f.name not in _DICTIONARY_INTS
-    ]
-    return {
-        # pyarrow.parquet.ParquetWriter's defaults, said here because the writer is
-        # its core class (see `open_file`).
-        "version": "2.6",
-        "writer_engine_version": "V2",
-        "data_page_version": "1.0",
-        "use_compliant_nested_type": True,
-        "store_schema": True,
-        "compression": COMPRESSION,
-        "use_dictionary": [f.name for f in schema if f.name not in delta],
-        "column_encoding": {c: "DELTA_BINARY_PACKED" for c in delta} or None,
-        "write_statistics": True,
-        "memory_pool": _pool(),
-    }
-
-
-class PartFile(NamedTuple):
-    """One table's Parquet file being written: the writer, the file under it (closed
-    after the writer) and the schema of its first batch."""
-
-    writer: pq_core.ParquetWriter
-    sink: pa.NativeFile
-    schema: pa.Schema
-
-    def close(self) -> None:
-        """The footer, then the file; the file is closed even when the footer fails."""
-        try:
-            self.writer.close()
-        finally:
-            self.sink.close()
-
-
-def open_file(path: Path, schema: pa.Schema) -> PartFile:
-    """A Parquet writer on a new local file.
-
-    pyarrow.parquet.ParquetWriter is this core writer behind a filesystem layer:
-    importing pyarrow.parquet loads pyarrow.fs, and with it the S3, GCS, Azure and
-    HDFS filesystems (libarrow_s3, libcrypto, libssl: 7 MiB resident in every ingest,
-    for local files only). The files come out byte for byte the same
-    (tests/store/test_parts_writer.py)."""
-    import pyarrow as pa  # noqa: PLC0415
-    import pyarrow._parquet as pq_core  # noqa: PLC0415
-
-    sink = pa.OSFile(str(path), "wb")
-    try:
-        return PartFile(pq_core.ParquetWriter(sink, schema, **_options(schema)), sink, schema)
-    except BaseException:
-        sink.close()
-        raise
-
-
 class Writer:
     """One Parquet file per table, appended batch by batch (a row group per
-    batch: the parsers hand over up to 262,144 rows at a time)."""
+    batch: the parsers hand over up to 262,144 rows at a time), encoded on
+    `threads` threads of its own, each table on one of them."""
 
-    def __init__(self, parts: Path):
+    def __init__(self, parts: Path, threads: int = 1):
         self.parts = parts
-        self._files: dict[str, PartFile] = {}
-        self.rows: dict[str, int] = {}
+        self.threads = threads
+        self._files: _parsers.PartsWriter | None = None
         self.paths: dict[str, Path] = {}
 
     def open(self) -> None:
         self.parts.mkdir()
+        self._files = _parsers.PartsWriter(str(self.parts), self.threads)
 
     def write(self, table: str, reader) -> int:
         """Append every batch of one Arrow stream; the rows written."""
-        import pyarrow as pa  # noqa: PLC0415
-
-        n = 0
-        for batch in pa.RecordBatchReader.from_stream(reader):
-            if not batch.num_rows:
-                continue
-            f = self._files.get(table)
-            if f is None:
-                path = self.parts / file_name(table)
-                f = self._files[table] = open_file(path, batch.schema)
-                self.paths[table] = path
-            elif batch.schema != f.schema:
-                # A text capture's later batch of a table typed from its first lines.
-                batch = batch.cast(f.schema)
-            f.writer.write_table(pa.Table.from_batches([batch]))  # one row group
-            n += batch.num_rows
-        self.rows[table] = self.rows.get(table, 0) + n
-        return n
+        return self._files.write(table, reader)
 
     def close(self) -> None:
         """Finish every file (its footer) and make it durable before the
         catalog that names it is renamed into place."""
-        files, self._files = self._files, {}
-        for f in files.values():
-            f.close()
-        for path in self.paths.values():
-            _fsync(path)
-        if self.parts.exists():
-            _fsync(self.parts)  # the directory: its entries for the new files
+        if self._files is None:
+            return
+        files, self._files = self._files, None
+        files.close()
+        self.paths = {table: Path(path) for table, path, _rows in files.written()}
 
     def abort(self) -> None:
-        for f in self._files.values():
-            try:
-                f.close()
-            except Exception:  # noqa: BLE001 - a full disk fails the footer too
-                pass
-        self._files = {}
+        if self._files is not None:
+            self._files.abort()
+            self._files = None
         shutil.rmtree(self.parts, ignore_errors=True)
-
-
-def _fsync(path: Path) -> None:
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
 
 
 def view_sql(qualified: str, path: Path) -> str:

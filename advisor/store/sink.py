@@ -5,13 +5,8 @@ rows in the same order."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    import pyarrow as pa
-
 from advisor.store import parts
-from advisor.store.ddl import create_table, ident
+from advisor.store.ddl import Columns, create_table, ident
 
 
 def qualified(schema: str, name: str) -> str:
@@ -31,8 +26,8 @@ class DuckDBTables:
         # 2.4 s more CPU and 92 MB instead of 58 MB (benchmarks/README.md).
         con.execute("SET threads = 1")
 
-    def declare(self, schema: str, name: str, arrow_schema: pa.Schema) -> None:
-        self._ddl.append(create_table(qualified(schema, name), arrow_schema))
+    def declare(self, schema: str, name: str, columns: Columns) -> None:
+        self._ddl.append(create_table(qualified(schema, name), columns))
 
     def _flush_ddl(self) -> None:
         # One statement for every table: per-statement overhead dominates small tables.
@@ -59,10 +54,10 @@ class ParquetTables:
     def __init__(self, con, writer: parts.Writer):
         self.con = con
         self.writer = writer
-        self._declared: dict[tuple[str, str], pa.Schema] = {}
+        self._declared: dict[tuple[str, str], Columns] = {}
 
-    def declare(self, schema: str, name: str, arrow_schema: pa.Schema) -> None:
-        self._declared[(schema, name)] = arrow_schema
+    def declare(self, schema: str, name: str, columns: Columns) -> None:
+        self._declared[(schema, name)] = columns
 
     def append(self, schema: str, name: str, reader) -> int:
         return self.writer.write(f"{schema}.{name}", reader)
@@ -70,9 +65,9 @@ class ParquetTables:
     def finish(self) -> None:
         self.writer.close()
         ddl = []
-        for (schema, name), arrow_schema in self._declared.items():
+        for (schema, name), columns in self._declared.items():
             path = self.writer.paths.get(f"{schema}.{name}")
             target = qualified(schema, name)
-            ddl.append(parts.view_sql(target, path) if path else create_table(target, arrow_schema))
+            ddl.append(parts.view_sql(target, path) if path else create_table(target, columns))
         if ddl:
             self.con.execute("\n".join(ddl))

@@ -21,12 +21,7 @@ order on that capture), and `events` is one event table after the other.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    import pyarrow as pa
-
-from advisor.store.ddl import ident, literal
+from advisor.store.ddl import Columns, ident, literal
 
 COMMON = ("id", "ts", "cpu", "pid", "tgid", "comm", "flags", "preempt_count")
 _NULL_TYPES = {"tgid": "INTEGER", "comm": "VARCHAR"}
@@ -41,14 +36,14 @@ def _common(spec: dict, alias: str) -> dict[str, str | None]:
     }
 
 
-def _event_view(name: str, spec: dict, schema: pa.Schema) -> str:
+def _event_view(name: str, spec: dict, columns: Columns) -> str:
     common = _common(spec, "r")
     cols = []
     for role, out_name in zip(COMMON, spec["common_names"]):
         expr = common[role] or (f"t.{role}" if role in _NULL_TYPES else "NULL")
         cols.append(f"{expr} AS {ident(out_name)}")
     physical = set(spec["physical_common"])
-    cols += [f"r.{ident(f.name)}" for f in schema if f.name not in physical]
+    cols += [f"r.{ident(c)}" for c, _type in columns if c not in physical]
     return (
         f"CREATE VIEW {ident(name)} AS SELECT {', '.join(cols)} FROM raw.{ident(name)} r"
         f" LEFT JOIN tasks t ON t.pid = {common['pid']};"
@@ -66,7 +61,7 @@ def _union_branch(name: str, spec: dict) -> str:
     return f"SELECT {', '.join(sel)} FROM raw.{ident(name)} r"
 
 
-def create(con, specs: list[dict], schemas: dict[str, pa.Schema], rows: dict[str, int]) -> None:
+def create(con, specs: list[dict], schemas: dict[str, Columns], rows: dict[str, int]) -> None:
     by_name = {s["name"]: s for s in specs}
     statements = []
     union = []
@@ -91,8 +86,8 @@ def create(con, specs: list[dict], schemas: dict[str, pa.Schema], rows: dict[str
     con.execute("\n".join(statements))
 
 
-def _text_spec(name: str, schema: pa.Schema) -> dict:
-    present = set(schema.names)
+def _text_spec(name: str, columns: Columns) -> dict:
+    present = {c for c, _type in columns}
     return {
         "name": name,
         "system": "",

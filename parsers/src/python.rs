@@ -18,6 +18,7 @@ use pyo3::types::PyDict;
 use pyo3_arrow::PyRecordBatchReader;
 
 use crate::error::ParseError;
+use crate::parts::PartsError;
 use crate::source::{self, Limits, TraceSource};
 use crate::tracedat::decode::TableSpec;
 use crate::tracedat::RunReport;
@@ -256,6 +257,83 @@ fn blktrace_io_summary(py: Python<'_>, paths: Vec<PathBuf>, device: Option<Strin
     Ok(IoSummaryJob { rx, progress, total_bytes })
 }
 
+/// The store's Parquet files (parts.rs): `write(table, reader)` hands every
+/// batch of an Arrow stream to the thread encoding the table's file, outside the
+/// GIL; `close()` finishes and syncs them all. A full disk raises OSError naming
+/// the file, at the write or close that follows it.
+#[pyclass(module = "advisor._parsers", name = "PartsWriter")]
+struct PyPartsWriter {
+    inner: Mutex<crate::parts::PartsWriter>,
+}
+
+fn parts_err(e: PartsError) -> PyErr {
+    match e {
+        PartsError::Io { path, source } => {
+            // OSError(errno, strerror, filename): Python picks the subclass from the errno.
+            let errno = source.raw_os_error().unwrap_or(0);
+            let text = source.to_string();
+            let text = text.split(" (os error").next().unwrap_or(&text).to_string();
+            pyo3::exceptions::PyOSError::new_err((errno, text, path))
+        }
+        e @ PartsError::Batch { .. } => pyo3::exceptions::PyValueError::new_err(e.to_string()),
+    }
+}
+
+#[pymethods]
+impl PyPartsWriter {
+    /// `threads`: how many threads encode the files (a table is on one of them).
+    #[new]
+    #[pyo3(signature = (dir, threads=1))]
+    fn new(dir: PathBuf, threads: usize) -> PyResult<Self> {
+        Ok(PyPartsWriter { inner: Mutex::new(crate::parts::PartsWriter::new(&dir, threads).map_err(parts_err)?) })
+    }
+
+    /// Append every batch of `reader` to `table`'s file; the rows written.
+    fn write(&self, py: Python<'_>, table: &str, reader: PyRecordBatchReader) -> PyResult<u64> {
+        let reader = reader.into_reader()?;
+        py.detach(|| {
+            let mut w = self.inner.lock().unwrap();
+            let mut rows = 0;
+            for batch in reader {
+                let batch = batch.map_err(|e| pyo3::exceptions::PyValueError::new_err(format!("{table}: {e}")))?;
+                rows += w.write(table, batch).map_err(parts_err)?;
+            }
+            Ok(rows)
+        })
+    }
+
+    /// (table, file, rows) of every file created.
+    fn written(&self) -> Vec<(String, PathBuf, u64)> {
+        self.inner.lock().unwrap().written().to_vec()
+    }
+
+    /// Every file's footer, each file and the directory synced.
+    fn close(&self, py: Python<'_>) -> PyResult<()> {
+        py.detach(|| self.inner.lock().unwrap().close()).map_err(parts_err)
+    }
+
+    /// Drop the open files without footers (the caller removes the directory).
+    fn abort(&self) {
+        self.inner.lock().unwrap().abort();
+    }
+}
+
+/// (name, DuckDB type) of each column of an Arrow schema (anything with
+/// `__arrow_c_schema__`: a reader the parsers hand over), without reading a row.
+#[pyfunction]
+fn duckdb_columns(schema: pyo3_arrow::PySchema) -> PyResult<Vec<(String, String)>> {
+    schema
+        .into_inner()
+        .fields()
+        .iter()
+        .map(|f| {
+            crate::sql_types::duckdb_type(f.data_type())
+                .map(|t| (f.name().clone(), t))
+                .ok_or_else(|| pyo3::exceptions::PyTypeError::new_err(format!("no DuckDB type for Arrow {}", f.data_type())))
+        })
+        .collect()
+}
+
 /// Open a trace file (format detected from its contents).
 #[pyfunction]
 fn open_trace(py: Python<'_>, path: PathBuf) -> PyResult<Trace> {
@@ -328,9 +406,11 @@ fn _parsers(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(blktrace_files, m)?)?;
     m.add_function(wrap_pyfunction!(detect_format, m)?)?;
     m.add_function(wrap_pyfunction!(blktrace_io_summary, m)?)?;
+    m.add_function(wrap_pyfunction!(duckdb_columns, m)?)?;
     m.add_class::<Trace>()?;
     m.add_class::<Batches>()?;
     m.add_class::<IoSummaryJob>()?;
+    m.add_class::<PyPartsWriter>()?;
     m.add("ParseFailure", m.py().get_type::<ParseFailure>())?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
