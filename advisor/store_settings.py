@@ -28,7 +28,7 @@ MAX_PENDING_BYTES = 32 << 20
 #: $WRITEBACK_ADVISOR_THREADS sets both, 1 by default. With one of each, the
 #: parser's thread decodes while the encoder's writes; on 2 CPUs that keeps both
 #: busy: the parser alone reads 1.1-1.5x faster on two threads, but the whole
-#: ingest is 0.72-0.99x, and two encoder threads 0.9-1.1x (benchmarks/README.md).
+#: ingest is 0.72-0.99x, and on two encoder threads 0.91-0.98x (benchmarks/README.md).
 #: No machine with more CPUs has measured it yet.
 THREADS_VARIABLE = "WRITEBACK_ADVISOR_THREADS"
 

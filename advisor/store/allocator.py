@@ -9,8 +9,8 @@ glibc's starting value (128 KiB) ingest of a 0.83 M-event btrfs capture peaked a
 resident before, 256 MiB after, in the same time. At 4 MiB the Parquet encoder's page
 and row-group buffers stay on the heap instead of being mapped and unmapped each time
 (page faults, and a TLB shootdown on every unmap, with the parser thread running):
-ingest of 7.5 M events took 0.28 s of system time instead of 1.07 s and 17% less wall
-time, of 21.0 M events 0.3 s instead of 2.2 s, at 13-17 MiB more peak RSS (173 -> 190
+ingest of 7.13 M events took 0.28 s of system time instead of 1.07 s and 17% less wall
+time, of 15.6 M events 0.3 s instead of 2.2 s, at 13-17 MiB more peak RSS (173 -> 190
 MiB; 190 -> 203 MiB on that btrfs capture).
 """
 
