@@ -13,6 +13,7 @@
 //! The files are made durable by [`PartsWriter::close`] (each file, then the
 //! directory's entries) before the catalog that names them is renamed into place.
 
+use std::collections::hash_map::Entry;
 use std::collections::HashMap;
 use std::fs::File;
 use std::io;
@@ -154,15 +155,18 @@ fn encode(jobs: Receiver<(PathBuf, RecordBatch)>, shared: Arc<Shared>) {
         if shared.aborted.load(Ordering::Relaxed) || shared.has_failed() {
             continue; // drain: the sender must never block on a thread that stopped
         }
-        let f = match files.remove(&path) {
-            Some(f) => Ok(f),
-            None => PartFile::create(path.clone(), batch.schema()),
+        let f = match files.entry(path) {
+            Entry::Occupied(f) => f.into_mut(),
+            Entry::Vacant(new) => match PartFile::create(new.key().clone(), batch.schema()) {
+                Ok(f) => new.insert(f),
+                Err(e) => {
+                    shared.fail(e);
+                    continue;
+                }
+            },
         };
-        match f.and_then(|mut f| f.append(batch).map(|()| f)) {
-            Ok(f) => {
-                files.insert(path, f);
-            }
-            Err(e) => shared.fail(e),
+        if let Err(e) = f.append(batch) {
+            shared.fail(e);
         }
     }
     if shared.aborted.load(Ordering::Relaxed) {
@@ -188,7 +192,8 @@ struct Encoder {
 pub struct PartsWriter {
     dir: PathBuf,
     encoders: Vec<Encoder>,
-    route: HashMap<String, usize>,
+    /// A table's place in `written` and its encoder.
+    route: HashMap<String, (usize, usize)>,
     shared: Arc<Shared>,
     /// Every file written, finished or not, with its table and rows.
     written: Vec<(String, PathBuf, u64)>,
@@ -199,8 +204,9 @@ impl PartsWriter {
         let shared = Arc::new(Shared::default());
         let mut encoders = Vec::new();
         for i in 0..threads.max(1) {
-            // A rendezvous: a batch is handed over when its thread is free, so no
-            // more batches are held than there are threads encoding.
+            // One batch waits for each thread while it encodes another, so the
+            // caller can go on to the next batch (perhaps another thread's), and
+            // no more than two batches a thread are held.
             let (jobs, rx) = bounded(1);
             let sh = shared.clone();
             let handle = std::thread::Builder::new()
@@ -220,17 +226,18 @@ impl PartsWriter {
         if batch.num_rows() == 0 {
             return Ok(0);
         }
-        let k = match self.route.get(table) {
-            Some(&k) => k,
+        let (i, k) = match self.route.get(table) {
+            Some(&r) => r,
             None => {
                 let k = (0..self.encoders.len()).min_by_key(|&k| self.encoders[k].rows).unwrap_or(0);
-                self.route.insert(table.to_string(), k);
+                let r = (self.written.len(), k);
                 self.written.push((table.to_string(), self.dir.join(file_name(table)), 0));
-                k
+                self.route.insert(table.to_string(), r);
+                r
             }
         };
         let rows = batch.num_rows() as u64;
-        let w = self.written.iter_mut().find(|w| w.0 == table).expect("routed tables are listed");
+        let w = &mut self.written[i];
         if self.encoders[k].jobs.send((w.1.clone(), batch)).is_err() {
             return Err(PartsError::Batch { path: w.1.clone(), reason: "the Parquet encoder thread stopped".into() });
         }
