@@ -28,11 +28,8 @@ class Distribution:
 _COMPLETE = "SELECT dur_ns FROM {view} WHERE complete AND dur_ns IS NOT NULL"
 
 # A write that waited on page writeback: a wait of the same task between the write's entry
-# and return (the same ASOF pairing the stable-page-wait rule uses).
-_STALLED_WRITES = """
-WITH w AS (SELECT * FROM write_ops WHERE complete AND dur_ns IS NOT NULL)
-SELECT any_value(w.dur_ns) FROM page_waits p ASOF JOIN w ON p.pid = w.pid AND w.start_ts <= p.ts
-WHERE p.ts <= w.end_ts GROUP BY w.pid, w.start_ts"""
+# and return (the pairing the stable-page-wait rule counts).
+_STALLED_WRITES = "SELECT dur_ns FROM stalled_writes()"
 
 DISTRIBUTIONS = (
     Distribution("sync", "sync(2)/syncfs(2), entry to return", ("sync_ops.dur_ns",), _COMPLETE.format(view="sync_ops")),

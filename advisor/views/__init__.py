@@ -140,6 +140,7 @@ def attach(con, hide: frozenset[str] = frozenset()) -> Views:
     built = {name: build(view, present) for name, view in CATALOG.items()}
     for name, b in built.items():
         con.execute(f"CREATE OR REPLACE TEMP VIEW {ident(name)} AS {b.sql(present)}")
+    macros.create_over_views(con)
     views = Views(present, built, filesystems.filesystems(con, present))
     rows = [(s["view"], s["source"], s["available"], s["lacks"] or "", ", ".join(s["record"])) for s in views.summary()]
     con.execute("CREATE OR REPLACE TEMP TABLE capture_views (view VARCHAR, source VARCHAR, available BOOLEAN, lacks VARCHAR, record VARCHAR)")

@@ -5,6 +5,7 @@ sym(event, field, value): the name an event's print format gives an enum value.
 flag_names(event, field, value): the text trace-cmd prints for a __print_flags or
   __print_symbolic field (I_DIRTY_PAGES|I_SYNC|0x20000), see advisor.kernel.print_fmt.
 num(value): the number of a field that text captures print with its name, 3(FLUSH_DELALLOC).
+stalled_writes(): the writes during which their task waited on page writeback (a table).
 `__print_symbolic(REC->reason, {0, "background"}, {1, "vmscan"}, {2, "sync"}, ...)` in a
 print_fmt: the names trace-cmd prints for an enum field. Numbers differ between kernels
 (btrfs_flush_space's FLUSH_DELALLOC is 5 in 5.10 and in 6.18, ALLOC_CHUNK moved from 7 to
@@ -27,7 +28,24 @@ HELPERS = (
      "the value itself when unnamed: for comparing names, which stay when kernels renumber"),
     ("num(value)", "the number of a field a text capture prints with its name: `num('3(FLUSH_DELAYED_REFS_NR)')` = 3"),
     ("page_bytes()", "the capture's page size in bytes (4096 when it does not record one)"),
+    ("stalled_writes()",
+     "the write syscalls (`write_ops`, complete) during which their task waited on page writeback (`page_waits`): "
+     "pid, start_ts, end_ts, dur_ns, waits (how many), bdi and ino (of one of the waits); a table: "
+     "`SELECT count(*) FROM stalled_writes()`"),
 )
+
+# A task is in one write at a time: a wait belongs to the task's latest write that started
+# at or before it, if that write had not returned yet. An ASOF join is linear where a range
+# join would pair every write of a task with every wait of it; it holds every write it may
+# match, so it gets only the three columns that pair them (650,000 writes of dd: 28 MiB,
+# 38 MiB with dur_ns as a fourth, 47 MiB more with the task names).
+_STALLED_WRITES = """
+WITH w AS (SELECT pid, start_ts, end_ts FROM write_ops WHERE complete)
+SELECT w.pid, w.start_ts, w.end_ts, w.end_ts - w.start_ts AS dur_ns, count(*) AS waits,
+       any_value(p.bdi) AS bdi, any_value(p.ino) AS ino
+FROM page_waits p ASOF JOIN w ON p.pid = w.pid AND w.start_ts <= p.ts
+WHERE p.ts <= w.end_ts
+GROUP BY w.pid, w.start_ts, w.end_ts"""
 
 
 def create(con) -> None:
@@ -55,6 +73,11 @@ def create(con) -> None:
         "(SELECT any_value(s.name) FROM symbols s WHERE s.event = ev AND s.field = fld AND s.value = v::VARCHAR), "
         "nullif(regexp_extract(v::VARCHAR, '^-?[0-9]+\\((.*)\\)$', 1), ''), v::VARCHAR)"
     )
+
+
+def create_over_views(con) -> None:
+    """The helpers that read domain views (a table macro binds its tables when created)."""
+    con.execute(f"CREATE OR REPLACE TEMP MACRO stalled_writes() AS TABLE {_STALLED_WRITES}")
 
 
 def _value_names(con) -> dict[tuple[str, str], ValueNames]:
