@@ -312,7 +312,7 @@ def _writeback(con, views: Views, w: Workload) -> None:
         r = con.execute("SELECT ts, pid FROM page_waits ORDER BY ts").fetchnumpy()
         w.page_wait_ts, w.page_wait_pid = _i64(r["ts"]), _i64(r["pid"])
         w.page_waits = len(w.page_wait_ts)
-        _stable_writes(w)
+        _stable_writes(con, w)
 
 
 def _transaction_commits(con, views: Views, w: Workload) -> None:
@@ -397,7 +397,7 @@ def _metadata_per_inode(con, views: Views, w: Workload) -> None:
                              "from the capture's block requests and inode writebacks")
 
 
-def _stable_writes(w: Workload) -> None:
+def _stable_writes(con, w: Workload) -> None:
     """From 3.9 writers wait on page writeback only for devices that need stable pages,
     so waits inside write syscalls on such a kernel say the device needs them
     (stable_writes = 1). Waits elsewhere (fsync, sync, the flusher) say nothing about it;
@@ -413,33 +413,13 @@ def _stable_writes(w: Workload) -> None:
         return
     if (release.major, release.minor) < (3, 9):
         return
-    inside = _inside_spans(w.page_wait_ts, w.page_wait_pid, writes)
+    inside = int(con.execute("SELECT coalesce(sum(waits), 0) FROM stalled_writes()").fetchone()[0])
     w.stable_writes = bool(inside)
     w.assumptions.append(
         f"the device needs stable pages: {inside} of {w.page_waits} waits on page writeback were inside write syscalls on kernel "
         f"{w.kernel} (3.9+ waits there only then)" if inside else
         f"the device does not need stable pages: none of the {w.page_waits} waits on page writeback was inside a write syscall "
         f"on kernel {w.kernel} (3.9+ writers wait only then)")
-
-
-def _inside_spans(ts: np.ndarray, pid: np.ndarray, ops: Ops) -> int:
-    """How many of the (ts, pid) events fall inside a completed op of the same task (a
-    task is in one syscall at a time: the op that started last before the event)."""
-    done = ops.complete
-    if not done.any() or not len(ts):
-        return 0
-    order = np.lexsort((ops.start[done], ops.pid[done]))
-    spid, sstart, send = ops.pid[done][order], ops.start[done][order], ops.end[done][order]
-    count = 0
-    for p in np.unique(pid):
-        lo, hi = np.searchsorted(spid, p), np.searchsorted(spid, p, side="right")
-        if lo == hi:
-            continue
-        t = ts[pid == p]
-        k = np.searchsorted(sstart[lo:hi], t, side="right") - 1
-        ok = k >= 0
-        count += int((t[ok] <= send[lo:hi][k[ok]]).sum())
-    return count
 
 
 def _pressure(con, views: Views, w: Workload) -> None:

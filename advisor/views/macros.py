@@ -53,15 +53,7 @@ def create(con) -> None:
         "CREATE OR REPLACE TEMP MACRO page_bytes() AS "
         "(SELECT coalesce(max(TRY_CAST(value AS BIGINT)), 4096) FROM trace_info WHERE key = 'page_size')"
     )
-    tables = _value_names(con)
-    rows = [(event, t.field, str(value), name) for (event, _), t in tables.items() if t.kind == "symbolic" for value, name in t.entries]
-    # Four lists zipped by unnest: one statement, and no pyarrow for a query on a cached store.
-    con.execute(
-        "CREATE OR REPLACE TEMP TABLE symbols AS SELECT unnest($1::VARCHAR[]) AS event, unnest($2::VARCHAR[]) AS field, "
-        "unnest($3::VARCHAR[]) AS value, unnest($4::VARCHAR[]) AS name",
-        [[r[i] for r in rows] for i in range(4)],
-    )
-    _flag_names_macro(con, tables)
+    _flag_names_macro(con, _value_names(con))
     # Text captures already print the name: "reason=sync" is returned as is. btrfs prints
     # both, "state=3(FLUSH_DELAYED_REFS_NR)": num() reads the 3, sym() the name.
     con.execute(
@@ -70,7 +62,8 @@ def create(con) -> None:
     )
     con.execute(
         "CREATE OR REPLACE TEMP MACRO sym(ev, fld, v) AS coalesce("
-        "(SELECT any_value(s.name) FROM symbols s WHERE s.event = ev AND s.field = fld AND s.value = v::VARCHAR), "
+        "(SELECT t.entries[list_position(list_transform(t.entries, lambda e: e.v), TRY_CAST(v::VARCHAR AS HUGEINT))].n "
+        "FROM flag_tables t WHERE t.kind = 'symbolic' AND t.event = ev::VARCHAR AND t.field = fld::VARCHAR), "
         "nullif(regexp_extract(v::VARCHAR, '^-?[0-9]+\\((.*)\\)$', 1), ''), v::VARCHAR)"
     )
 
