@@ -35,7 +35,9 @@ def _tracepoints(tables, present: Present) -> str:
     direction at or after it, and before the next issue there (an XFS log sector is
     written over and over: a lost completion must not take the next write's, 20 s later).
     An empty cache flush (RWBS "FF", no sectors) is issued at sector 0 and completes at
-    sector (u64)-1, so it takes the device's next completed flush."""
+    sector (u64)-1, so it takes the device's next completed flush: those few issues alone
+    are matched with the flushes and joined back by id (an ASOF join of every issue sorts
+    them all: 0.4 of 2.2 s of CPU over 1.74 M issues and 40,879 flushes)."""
     issue, complete = tables
     insert = present.find("block:block_rq_insert") if present.has_fields("block:block_rq_insert", ("dev", "sector")) else None
     queue = present.find("block:block_bio_queue") if present.has_fields("block:block_bio_queue", ("dev", "sector")) else None
@@ -56,7 +58,9 @@ def _tracepoints(tables, present: Present) -> str:
                      lead(ts) OVER (PARTITION BY dev, sector, rwbs LIKE '%W%' ORDER BY ts) AS next_issue FROM {issue}) d
         ASOF LEFT JOIN (SELECT ts, dev, sector, rwbs LIKE '%W%' AS w FROM {complete}) c
           ON c.dev = d.dev AND c.sector = d.sector AND c.w = d.w AND c.ts >= d.ts
-        ASOF LEFT JOIN (SELECT ts, dev FROM {complete} WHERE rwbs LIKE '%F%') f ON f.dev = d.dev AND f.ts >= d.ts
+        LEFT JOIN (SELECT e.id, fc.ts FROM (SELECT id, ts, dev FROM {issue} WHERE rwbs LIKE '%F%' AND nr_sector = 0) e
+                   ASOF JOIN (SELECT ts, dev FROM {complete} WHERE rwbs LIKE '%F%') fc ON fc.dev = e.dev AND fc.ts >= e.ts) f
+          ON f.id = d.id
         {joins}"""
 
 
