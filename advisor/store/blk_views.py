@@ -141,10 +141,12 @@ RAW_TABLES = ("blk_events", "blk_details", "io_requests", "io_phases", "blk_devi
 
 def has_blk(con) -> bool:
     """Does the store hold blktrace data? (ftrace-only stores have no raw.blk_events.)"""
+    # fetchall: a result read with fetchone stays open, and DuckDB refuses a relation
+    # (con.sql) on the connection until it is finished.
     return bool(
         con.execute(
             "SELECT count(*) FROM information_schema.tables WHERE table_schema = 'raw' AND table_name = 'blk_events'"
-        ).fetchone()[0]
+        ).fetchall()[0][0]
     )
 
 

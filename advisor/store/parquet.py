@@ -10,20 +10,35 @@ the partition keys as columns:
 
     SELECT host, capture, count(*) FROM read_parquet('DIR/events/**/*.parquet',
         hive_partitioning = true, hive_types_autocast = false) GROUP BY ALL
+
+The files are written by the parsers' Parquet writer (advisor/store/parts.py), the
+one that writes the store's own files while a trace is read, from the store's tables
+as DuckDB hands them over in Arrow batches: the same encodings, a row group per batch.
+An event table here is its view (`comm` and `tgid` joined from `tasks`), so it cannot
+be the stored file itself. Exporting a cached capture of 9.9 M events (21.7 M rows with
+`events`) took 3.65-3.73 s, 83 MB, peak RSS 236-243 MiB, against 3.92-4.05 s, 95 MB,
+207-211 MiB for DuckDB's COPY ... (FORMAT parquet). Batches of 262,144 rows took DuckDB
+to 350 MiB (it holds more of the `events` union at once), hence 65,536.
+
+They are written into a hidden directory beside the tables (Spark and Hive skip
+names that start with "."), then each is renamed into its partition: an interrupted
+export leaves no half-written file where a reader looks.
 """
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
 from pathlib import Path
 from typing import Callable
 
 from advisor.errors import TraceIOError
-from advisor.store import blk_views
+from advisor.store import blk_views, parts
 from advisor.store.ddl import ident
 
 FILE = "data.parquet"
+EXPORT_BATCH_ROWS = 65_536
 # What is safe in a path component and a Hive partition value ("/", "=", "%" are not).
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
 
@@ -57,18 +72,36 @@ def export(con, out_dir: Path, capture: str, progress: Callable[[int, int], None
     host = host_of(con)
     capture = safe(capture)
     tables = tables_of(con)
-    written = {}
-    for i, name in enumerate(tables):
-        part = out_dir / safe(name) / f"host={host}" / f"capture={capture}"
-        try:
+    staging = out_dir / f".writing-{capture}-{os.getpid()}"
+    try:
+        out_dir.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise TraceIOError(f"{e.filename or out_dir}: {e.strerror}") from None
+    writer = parts.Writer(staging)
+    try:
+        writer.open()
+        written = {}
+        for i, name in enumerate(tables):
+            written[name] = writer.write(name, con.sql(f"SELECT * FROM {ident(name)}").to_arrow_reader(EXPORT_BATCH_ROWS))
+            if progress:
+                progress(i + 1, len(tables))
+        writer.close()
+        for name in tables:
+            part = out_dir / safe(name) / f"host={host}" / f"capture={capture}"
             if part.exists():
                 shutil.rmtree(part)
             part.mkdir(parents=True)
-        except OSError as e:
-            raise TraceIOError(f"{part}: {e.strerror}") from None
-        target = str(part / FILE).replace("'", "''")
-        con.execute(f"COPY (SELECT * FROM {ident(name)}) TO '{target}' (FORMAT parquet, COMPRESSION zstd)")
-        written[name] = con.fetchone()[0]
-        if progress:
-            progress(i + 1, len(tables))
+            if name in writer.paths:
+                os.replace(writer.paths[name], part / FILE)
+            else:
+                # The writer makes no file for a table without rows; DuckDB writes
+                # its columns with none.
+                target = str(part / FILE).replace("'", "''")
+                con.execute(f"COPY (SELECT * FROM {ident(name)} LIMIT 0) TO '{target}' (FORMAT parquet)")
+    except OSError as e:
+        raise TraceIOError(f"{e.filename or out_dir}: {e.strerror}") from None
+    except ValueError as e:
+        raise TraceIOError(f"{out_dir}: {e}") from None
+    finally:
+        writer.abort()
     return {"host": host, "capture": capture, "directory": str(out_dir), "tables": written}

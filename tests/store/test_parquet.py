@@ -4,7 +4,10 @@ directory and queried together by DuckDB, as a fleet would be."""
 from __future__ import annotations
 
 import duckdb
+import pytest
 
+from advisor import api
+from advisor.store import parquet
 from tests.conftest import SAMPLES
 from tests.helpers import advisor, one_line_error
 
@@ -65,3 +68,23 @@ def test_parquet_needs_a_directory(tmp_path):
     assert str(f) in one_line_error(advisor("ingest", "--format", "parquet", "-o", str(f), str(SAMPLES / A)))
     assert "--store-format" in one_line_error(advisor("ingest", "--store-format", "csv", str(SAMPLES / A)))
     assert "--store-format" in one_line_error(advisor("ingest", "--format", "csv", str(SAMPLES / A)))  # the old name
+
+
+@pytest.mark.parametrize("sample", ["sync-xfs-v6.dat", "tracefs-ext4.trace.txt", "blk-ext4-fsync.bin"])
+def test_every_table_is_the_stores(tmp_path, sample):
+    """Each file holds its table as `advisor sql` shows it: the same columns, types and rows."""
+    out = tmp_path / "fleet"
+    r = advisor("ingest", "--store-format", "parquet", "-o", str(out), str(SAMPLES / sample))
+    assert r.code == 0, r.err
+    assert not [p for p in out.iterdir() if p.name.startswith(".")], "the staging directory is left"
+    with api.open(SAMPLES / sample) as capture:
+        con = capture.con
+        assert sorted(p.name for p in out.iterdir()) == sorted(parquet.tables_of(con))
+        for table in out.iterdir():
+            [f] = table.rglob(parquet.FILE)
+            file = f"read_parquet('{f}', hive_partitioning = false)"
+            assert con.execute(f"DESCRIBE SELECT * FROM {file}").fetchall() == \
+                con.execute(f'DESCRIBE SELECT * FROM "{table.name}"').fetchall(), table.name
+            differ = con.execute(f'SELECT (SELECT count(*) FROM (SELECT * FROM "{table.name}" EXCEPT ALL SELECT * FROM {file})), '
+                                 f'(SELECT count(*) FROM (SELECT * FROM {file} EXCEPT ALL SELECT * FROM "{table.name}"))').fetchall()[0]
+            assert differ == (0, 0), table.name
