@@ -35,7 +35,7 @@ from typing import Callable
 
 from advisor.errors import TraceIOError
 from advisor.store import blk_views, parts
-from advisor.store.ddl import ident
+from advisor.store.ddl import ident, literal
 
 FILE = "data.parquet"
 EXPORT_BATCH_ROWS = 65_536
@@ -96,12 +96,11 @@ def export(con, out_dir: Path, capture: str, progress: Callable[[int, int], None
             else:
                 # The writer makes no file for a table without rows; DuckDB writes
                 # its columns with none.
-                target = str(part / FILE).replace("'", "''")
-                con.execute(f"COPY (SELECT * FROM {ident(name)} LIMIT 0) TO '{target}' (FORMAT parquet)")
+                con.execute(f"COPY (SELECT * FROM {ident(name)} LIMIT 0) TO {literal(str(part / FILE))} (FORMAT parquet)")
     except OSError as e:
         raise TraceIOError(f"{e.filename or out_dir}: {e.strerror}") from None
     except ValueError as e:
         raise TraceIOError(f"{out_dir}: {e}") from None
     finally:
-        writer.abort()
+        writer.abort()  # after close() it only removes the staging directory, emptied by the renames
     return {"host": host, "capture": capture, "directory": str(out_dir), "tables": written}
