@@ -52,6 +52,7 @@ SIDE_TABLES = {
     "blk_tasks",
     "blk_devices",
     "syscall_spans",
+    "printk_strings",
 }
 #: Side tables read only through views (advisor/views/spans.py), kept under raw.
 _RAW_SIDE_TABLES = (*blk_views.RAW_TABLES, "syscall_spans")
@@ -277,6 +278,8 @@ def _load(con, sources, inputs: Inputs, digest: str, progress: Progress | None, 
         done_before += src.total_bytes
     if "tasks" not in state.side:
         tables.declare("main", "tasks", [("pid", "INTEGER"), ("comm", "VARCHAR"), ("tgid", "INTEGER")])
+    if "printk_strings" not in state.side:  # text captures print the strings themselves
+        tables.declare("main", "printk_strings", [("address", "UBIGINT"), ("text", "VARCHAR")])
     tables.finish()
     if progress:
         progress(total, total)

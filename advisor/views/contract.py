@@ -56,7 +56,7 @@ def helpers_markdown() -> str:
 
 def markdown() -> str:
     index = "\n".join(f"- [`{name}`](#{name}): {_cell(v.text)}" for name, v in CATALOG.items())
-    index += "\n- [SQL helpers](#sql-helpers): decoding what the kernel recorded (flag and enum names, page size), and the writes that waited on page writeback"
+    index += "\n- [SQL helpers](#sql-helpers): decoding what the kernel recorded (flag and enum names, kernel strings, page size), and the writes that waited on page writeback"
     return HEADER + "\n" + index + "\n\n" + "\n".join(view_markdown(v) for v in CATALOG.values()) + "\n" + helpers_markdown()
 
 

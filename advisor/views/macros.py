@@ -5,6 +5,7 @@ sym(event, field, value): the name an event's print format gives an enum value.
 flag_names(event, field, value): the text trace-cmd prints for a __print_flags or
   __print_symbolic field (I_DIRTY_PAGES|I_SYNC|0x20000), see advisor.kernel.print_fmt.
 num(value): the number of a field that text captures print with its name, 3(FLUSH_DELALLOC).
+kstr(value): the constant string a pointer field points at (trace.dat's printk formats).
 stalled_writes(): the writes during which their task waited on page writeback (a table).
 `__print_symbolic(REC->reason, {0, "background"}, {1, "vmscan"}, {2, "sync"}, ...)` in a
 print_fmt: the names trace-cmd prints for an enum field. Numbers differ between kernels
@@ -27,6 +28,11 @@ HELPERS = (
      "an enum value's name from the print format (`sym('btrfs_flush_space', 'state', 5)` = `FLUSH_DELALLOC`), "
      "the value itself when unnamed: for comparing names, which stay when kernels renumber"),
     ("num(value)", "the number of a field a text capture prints with its name: `num('3(FLUSH_DELAYED_REFS_NR)')` = 3"),
+    ("kstr(value)",
+     "the text trace-cmd report prints for a pointer field its print format shows with %s: the kernel's constant "
+     "string at that address, from the trace.dat's copy of printk_formats (`kstr(msg)` of wbt_step = `scale up`, "
+     "`kstr(s)` of rcu_utilization = `Start context switch`); the value as text when the capture has no string "
+     "there (text captures print the string itself)"),
     ("page_bytes()", "the capture's page size in bytes (4096 when it does not record one)"),
     ("stalled_writes()",
      "the write syscalls (`write_ops`, complete) during which their task waited on page writeback (`page_waits`): "
@@ -59,6 +65,10 @@ def create(con) -> None:
     con.execute(
         "CREATE OR REPLACE TEMP MACRO num(v) AS "
         "TRY_CAST(regexp_extract(v::VARCHAR, '^\\s*(-?[0-9]+)', 1) AS BIGINT)"
+    )
+    con.execute(
+        "CREATE OR REPLACE TEMP MACRO kstr(v) AS coalesce("
+        "(SELECT any_value(p.text) FROM printk_strings p WHERE p.address = TRY_CAST(v::VARCHAR AS UBIGINT)), v::VARCHAR)"
     )
     con.execute(
         "CREATE OR REPLACE TEMP MACRO sym(ev, fld, v) AS coalesce("

@@ -55,9 +55,10 @@ impl TraceSource for TraceDat {
         self.decoder(1, 1).specs
     }
     fn side_tables(&self) -> Vec<(&'static str, SchemaRef)> {
-        use crate::tracedat::{decode, lost_schema, spans, tasks_schema, LOST_TABLE, TASKS_TABLE};
+        use crate::tracedat::{decode, lost_schema, printk_schema, spans, tasks_schema, LOST_TABLE, PRINTK_TABLE, TASKS_TABLE};
         vec![
             (TASKS_TABLE, tasks_schema()),
+            (PRINTK_TABLE, printk_schema()),
             (LOST_TABLE, lost_schema()),
             (decode::UNKNOWN_TABLE, decode::Decoder::unknown_schema()),
             (spans::SPANS_TABLE, spans::spans_schema()),

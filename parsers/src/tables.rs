@@ -28,6 +28,7 @@ pub const RESERVED: &[&str] = &[
     "flush_space",
     "tasks",
     "syscall_spans",
+    "printk_strings",
 ];
 
 /// The common columns, in order.

@@ -5,6 +5,7 @@ Every number comes from a command run here (trace-cmd report / dump) or from the
 tools' own output files saved by the capture scripts in measurements/.
 
     capture/make_manifest.py            # writes ../manifest.json
+    capture/make_manifest.py --only all-events-ext4-v7-zstd.dat   # adds/replaces that entry
 
 The blktrace captures (10-13, recorded in shared/lab/vm-run's VM) add entries of kinds
 "blktrace" (one per-CPU set: "file" is the blkparse basename, "files" lists the set),
@@ -343,9 +344,12 @@ SCRIPTS = {
     "hostile-names-ext4-v7-zstd.dat": "capture/15-hostile-names-ext4.sh",
     "untar-btrfs-v7-zstd.dat": "capture/16-untar-btrfs-v7-zstd.sh",
     "fsync-reclaim-btrfs-v7-zstd.dat": "capture/17-fsync-reclaim-btrfs.sh (host) + capture/17-fsync-reclaim-btrfs.vm.sh (in the VM)",
+    "all-events-ext4-v7-zstd.dat": "capture/27-all-events-ext4.sh",
 }
-# captures made in shared/lab/vm-run's VM (Debian 6.1): their uname is their own
-VM_UNAME = {"fsync-reclaim-btrfs-v7-zstd.dat": "fsync-reclaim-btrfs-v7-zstd.uname.txt"}
+# captures made in shared/lab/vm-run's VM (Debian 6.1), or later on another host kernel:
+# their uname is their own
+VM_UNAME = {"fsync-reclaim-btrfs-v7-zstd.dat": "fsync-reclaim-btrfs-v7-zstd.uname.txt",
+            "all-events-ext4-v7-zstd.dat": "all-events-ext4-v7-zstd.uname.txt"}
 
 W_FIO = "ext4 on 2 GiB loop (direct-io); fio psync 4k randwrite over a 256 MiB file, fsync every 32 writes, 8000 IOPS cap, 5 s"
 W_SNAP = ("btrfs on 4 GiB loop; fio seq buffered 4k writer (libaio qd32, 16 MB/s) in subvolume; after 2 s "
@@ -366,6 +370,8 @@ W_FSYNC_RECLAIM = ("VM (2 GiB, Debian 6.1); btrfs on the 2 GiB scratch disk; bef
                    "from 1 s in a reader streaming the scratch disk's block device through the page cache until fio ends "
                    "(kswapd reclaim during the fsyncs; no direct reclaim happened)")
 W_TRACEFS = "ext4 on 1 GiB loop; dd 32 MiB (64k blocks) + sync; events enabled directly in tracefs"
+W_ALL = ("trace-cmd record -e all (every event of every subsystem, unfiltered, the whole machine); ext4 on 1 GiB "
+         "loop; dd 32 MiB (64k blocks) with fsync, find /usr/share -maxdepth 3 (stat of every entry), sync")
 
 FILES = [
     # file, kind, workload, paired_with, events-from, measurements
@@ -392,6 +398,7 @@ FILES = [
     ("hostile-names-ext4-v7-zstd.dat", "trace.dat", W_HOSTILE, None, "hostile-names-ext4-v7-zstd", None),
     ("untar-btrfs-v7-zstd.dat", "trace.dat", W_UNTAR, None, "untar-btrfs-v7-zstd", m_untar),
     ("fsync-reclaim-btrfs-v7-zstd.dat", "trace.dat", W_FSYNC_RECLAIM, None, "fsync-reclaim-btrfs-v7-zstd", m_fsync_reclaim),
+    ("all-events-ext4-v7-zstd.dat", "trace.dat", W_ALL, None, "all-events-ext4-v7-zstd", None),
 ]
 
 
@@ -779,52 +786,60 @@ def blkparse_text_entry(name, common, vm, text, derived_from, command, lost):
     return e
 
 
+def file_entry(row) -> dict:
+    """The manifest entry of one FILES row."""
+    fname, kind, workload, paired, evname, meas = row
+    path = ROOT / fname
+    e = {"file": fname, "kind": kind, "bytes": path.stat().st_size}
+    clock = None
+    if kind == "trace.dat":
+        ver, comp, ks, clock = dump_summary(path)
+        counts, lost, markers, overrun = report_counts(path, comp)
+        e.update(file_version=ver, compression=comp, kallsyms_masked=(ks == 0), kallsyms_bytes=ks)
+    elif kind in ("report-text", "report-raw-text"):
+        counts, lost, markers = text_counts(path)
+        overrun = None
+        e.update(file_version=None, compression=None, kallsyms_masked=False)
+    else:
+        counts, lost, markers = text_counts(path)
+        overrun = None
+        e.update(file_version=None, compression=None, kallsyms_masked=False)
+    uname_a = (MEAS / VM_UNAME[fname]).read_text().strip() if fname in VM_UNAME else UNAME_A
+    e.update(paired_with=paired, kernel=uname_a.split()[2], workload=workload,
+             events=enabled_events(evname),
+             event_count=sum(counts.counts.values()),
+             lost_events=lost, lost_event_markers=markers,
+             trace_span_seconds=counts.span(),
+             event_counts=dict(sorted(counts.counts.items(), key=lambda kv: -kv[1])))
+    if clock is not None:
+        e["trace_clock"] = clock
+    if getattr(counts, "unparsed", 0):
+        e["unparsed_lines"] = counts.unparsed
+    e["uname_a"] = uname_a
+    e["tool"] = TOOLS.get(fname, "trace-cmd 3.1.6 (Debian 12) record")
+    e["capture_script"] = SCRIPTS[fname]
+    if overrun is not None:
+        e["cpu_stats_overrun"] = overrun
+    if meas == "tracefs":
+        e["measurements"] = m_tracefs(path)
+    elif meas:
+        e["measurements"] = meas(evname)
+    else:
+        e["measurements"] = {}
+    if fname == "lost-events-v7-zstd.dat":
+        e["measurements"] = {"events_dropped_markers": markers, "events_dropped_sum": lost,
+                             "cpu_stats_overrun_sum": overrun}
+    print(f"{fname}: {e['bytes']} bytes, {e['event_count']} events, lost {lost} ({markers} markers)",
+          file=sys.stderr)
+    return e
+
+
 def main():
-    entries = []
-    for fname, kind, workload, paired, evname, meas in FILES:
-        path = ROOT / fname
-        e = {"file": fname, "kind": kind, "bytes": path.stat().st_size}
-        clock = None
-        if kind == "trace.dat":
-            ver, comp, ks, clock = dump_summary(path)
-            counts, lost, markers, overrun = report_counts(path, comp)
-            e.update(file_version=ver, compression=comp, kallsyms_masked=(ks == 0), kallsyms_bytes=ks)
-        elif kind in ("report-text", "report-raw-text"):
-            counts, lost, markers = text_counts(path)
-            overrun = None
-            e.update(file_version=None, compression=None, kallsyms_masked=False)
-        else:
-            counts, lost, markers = text_counts(path)
-            overrun = None
-            e.update(file_version=None, compression=None, kallsyms_masked=False)
-        uname_a = (MEAS / VM_UNAME[fname]).read_text().strip() if fname in VM_UNAME else UNAME_A
-        e.update(paired_with=paired, kernel=uname_a.split()[2], workload=workload,
-                 events=enabled_events(evname),
-                 event_count=sum(counts.counts.values()),
-                 lost_events=lost, lost_event_markers=markers,
-                 trace_span_seconds=counts.span(),
-                 event_counts=dict(sorted(counts.counts.items(), key=lambda kv: -kv[1])))
-        if clock is not None:
-            e["trace_clock"] = clock
-        if getattr(counts, "unparsed", 0):
-            e["unparsed_lines"] = counts.unparsed
-        e["uname_a"] = uname_a
-        e["tool"] = TOOLS.get(fname, "trace-cmd 3.1.6 (Debian 12) record")
-        e["capture_script"] = SCRIPTS[fname]
-        if overrun is not None:
-            e["cpu_stats_overrun"] = overrun
-        if meas == "tracefs":
-            e["measurements"] = m_tracefs(path)
-        elif meas:
-            e["measurements"] = meas(evname)
-        else:
-            e["measurements"] = {}
-        if fname == "lost-events-v7-zstd.dat":
-            e["measurements"] = {"events_dropped_markers": markers, "events_dropped_sum": lost,
-                                 "cpu_stats_overrun_sum": overrun}
-        entries.append(e)
-        print(f"{fname}: {e['bytes']} bytes, {e['event_count']} events, lost {lost} ({markers} markers)",
-              file=sys.stderr)
+    if sys.argv[1:2] == ["--only"]:
+        # add or replace these files' entries, every other entry kept as it is
+        merge_entries([file_entry(row) for row in FILES if row[0] in sys.argv[2:]])
+        return
+    entries = [file_entry(row) for row in FILES]
     entries.extend(blk_entries())
     entries.extend(stream_entries())
     from realscale_manifest import entries as realscale_entries  # captures 18-24

@@ -6,6 +6,18 @@ the print fmt prints directly (`REC->ino` under `%lu`, `REC->flags` under
 rules. To compare values exactly we need to know which, e.g. that `1a` is
 hex. This reads the print fmt the way libtraceevent pairs conversions with
 arguments.
+
+Which fields `-R` prints with their conversion is not simply "those the print fmt
+prints directly": libtraceevent (print_selected_fields in event-parse.c, 1.7 and
+1.8) walks the fields in their struct order with one cursor into the parsed print
+fmt. Each field is searched for from the cursor on, wrapping round, and a match
+moves the cursor past it; a field matched by the print fmt's last piece leaves the
+cursor at the end, and every field after it in struct order is printed raw. E.g.
+ext4_da_reserve_space, struct order dev ino i_blocks reserve_blocks
+reserved_data_blocks mode, print fmt "... mode 0%o i_blocks %llu reserve_blocks
+%dreserved_data_blocks %d": reserved_data_blocks matches the last piece, so mode
+(0100644) comes out "mode=33188", where writeback_dirty_inode_enqueue's "mode 0%o"
+gives "mode=100644". See `report_conversions`.
 """
 
 from __future__ import annotations
@@ -26,10 +38,6 @@ class Conversion:
     conv: str  # d i o u x X c s p ...
     pext: str  # %p extension letters (ps, pS, pU, ...)
     zero_x: bool  # the literal before ends with "0x"
-    #: "%0x" (a 0 flag, no width): trace-cmd report -R (libtraceevent 1.7) does not
-    #: take it for hex and prints the field in decimal, e.g. timer_migration's
-    #: "migrator=%0x" with the u8 0xff comes out "migrator=255".
-    raw_decimal: bool = False
 
 
 def _split_format(text: str) -> tuple[str, str]:
@@ -100,27 +108,60 @@ def _balanced(s: str) -> bool:
     return depth == 0
 
 
-def field_conversions(print_fmt: str) -> dict[str, Conversion]:
-    """field name → the conversion that prints it, for fields printed directly."""
+def _pieces(print_fmt: str) -> list[tuple[str | None, Conversion | None]]:
+    """The print fmt as libtraceevent parses it: text pieces (None, None) and
+    conversions (the field printed directly or None, the conversion)."""
     if not print_fmt.startswith('"'):
-        return {}
+        return []
     fmt, rest = _split_format(print_fmt)
     args = _split_args(rest)
-    result: dict[str, Conversion] = {}
+    pieces: list[tuple[str | None, Conversion | None]] = []
     ai = 0
     last = 0
+    literal = ""
     for m in _SPEC.finditer(fmt):
-        literal = fmt[last : m.start()]
+        literal += fmt[last : m.start()]
         last = m.end()
         if m["conv"] == "%":
+            literal += "%"  # "%%" is text
             continue
+        if literal:
+            pieces.append((None, None))
         ai += (m["width"] == "*") + (m["prec"] == "*")
         if ai >= len(args):
-            break
-        arg = _strip(args[ai])
+            return pieces
+        f = _FIELD.match(_strip(args[ai]))
         ai += 1
-        f = _FIELD.match(arg)
-        if f and f[1] not in result:
-            pext = m["pext"] if m["conv"] == "p" else ""
-            result[f[1]] = Conversion(m["conv"], pext, literal.endswith("0x"), "0" in m["flags"] and not m["width"])
+        pext = m["pext"] if m["conv"] == "p" else ""
+        pieces.append((f[1] if f else None, Conversion(m["conv"], pext, literal.endswith("0x"))))
+        literal = ""
+    if literal or last < len(fmt):
+        pieces.append((None, None))
+    return pieces
+
+
+def field_conversions(print_fmt: str) -> dict[str, Conversion]:
+    """field name → the conversion that prints it, for fields printed directly."""
+    result: dict[str, Conversion] = {}
+    for name, conv in _pieces(print_fmt):
+        if name and name not in result:
+            result[name] = conv
+    return result
+
+
+def report_conversions(print_fmt: str, fields: list[str]) -> dict[str, Conversion]:
+    """field name → the conversion `trace-cmd report -R` prints it with; the fields
+    left out are printed raw. `fields` are the event's own fields in struct order."""
+    pieces = _pieces(print_fmt)
+    result: dict[str, Conversion] = {}
+    cursor: int | None = 0 if pieces else None
+    for name in fields:
+        if cursor is None:
+            continue  # the cursor ran off the end: raw from here on
+        for step in range(len(pieces)):
+            i = (cursor + step) % len(pieces)
+            if pieces[i][0] == name:
+                result[name] = pieces[i][1]
+                cursor = i + 1 if i + 1 < len(pieces) else None
+                break
     return result

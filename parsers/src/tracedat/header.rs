@@ -43,6 +43,9 @@ pub struct Metadata {
     pub cmdlines: HashMap<i32, String>,
     pub kallsyms_bytes: u64,
     pub printk_bytes: u64,
+    /// The printk formats section: (address, text) of the constant strings
+    /// events point at (tracepoint_string(), trace_printk() formats).
+    pub printk_strings: Vec<(u64, String)>,
     pub options: TraceOptions,
     /// The top instance's CPU data, and its page size.
     pub cpus: Vec<CpuData>,
@@ -249,6 +252,7 @@ struct Builder {
     cmdlines: HashMap<i32, String>,
     kallsyms_bytes: u64,
     printk_bytes: u64,
+    printk_strings: Vec<(u64, String)>,
 }
 
 impl Builder {
@@ -263,6 +267,7 @@ impl Builder {
             cmdlines: HashMap::new(),
             kallsyms_bytes: 0,
             printk_bytes: 0,
+            printk_strings: Vec::new(),
         }
     }
 
@@ -356,8 +361,9 @@ impl Builder {
 
     fn printk(&mut self, r: &mut ByteReader) -> Result<(), Damage> {
         let n = r.u32("printk formats size")?;
-        r.sized(n as u64, "printk formats")?;
+        let data = r.sized(n as u64, "printk formats")?;
         self.printk_bytes = n as u64;
+        self.printk_strings = printk_strings(data);
         Ok(())
     }
 
@@ -412,6 +418,7 @@ impl Builder {
             cmdlines: self.cmdlines,
             kallsyms_bytes: self.kallsyms_bytes,
             printk_bytes: self.printk_bytes,
+            printk_strings: self.printk_strings,
             options,
             cpus,
             data_page_size,
@@ -421,6 +428,29 @@ impl Builder {
             unread,
         })
     }
+}
+
+/// The lines of /sys/kernel/tracing/printk_formats as trace-cmd saved them,
+/// `0xffffffff8281b774 : "Start context switch"`, read the way libtraceevent
+/// registers them (tep_register_print_string): the quotes and a trailing `\n`
+/// (backslash, n) dropped, other escapes kept as written. A line without an
+/// address is skipped; one address may be listed twice.
+pub fn printk_strings(data: &[u8]) -> Vec<(u64, String)> {
+    let mut out = Vec::new();
+    for line in data.split(|&b| b == b'\n') {
+        let line = String::from_utf8_lossy(line);
+        let Some((addr, text)) = line.split_once(':') else { continue };
+        let addr = addr.trim();
+        let Ok(addr) = u64::from_str_radix(addr.strip_prefix("0x").unwrap_or(addr), 16) else { continue };
+        let text = text.strip_prefix(' ').unwrap_or(text);
+        let text = text.strip_prefix('"').unwrap_or(text);
+        let text = match text.strip_suffix('"') {
+            Some(t) => t.strip_suffix("\\n").unwrap_or(t),
+            None => text,
+        };
+        out.push((addr, text.to_string()));
+    }
+    out
 }
 
 fn parse_v6(file: &[u8], mut r: ByteReader, long_size: u8, page_size: u32) -> Result<Metadata, Damage> {
@@ -574,15 +604,13 @@ fn parse_v7(file: &[u8], mut r: ByteReader, long_size: u8, page_size: u32) -> Re
         if !read_ids.insert(sid) {
             continue;
         }
-        if matches!(sid, options::KALLSYMS | options::PRINTK | options::BTF_FILE | options::MODULES_FILE) {
+        if matches!(sid, options::KALLSYMS | options::BTF_FILE | options::MODULES_FILE) {
             // Not needed to decode events (kallsyms alone is megabytes):
             // only their size is kept, without inflating them.
             let size = section_size(file, offset, endian)?;
-            // Both start with a u32 size of the text that follows.
-            match sid {
-                options::KALLSYMS => b.kallsyms_bytes = size.saturating_sub(4),
-                options::PRINTK => b.printk_bytes = size.saturating_sub(4),
-                _ => {}
+            // kallsyms starts with a u32 size of the text that follows.
+            if sid == options::KALLSYMS {
+                b.kallsyms_bytes = size.saturating_sub(4);
             }
             continue;
         }
@@ -634,6 +662,28 @@ mod tests {
 
     fn cpu(cpu: u32, offset: u64, size: u64) -> CpuData {
         CpuData { cpu, offset, size }
+    }
+
+    #[test]
+    fn printk_formats_are_read_as_libtraceevent_registers_them() {
+        let text = b"0xffffffff8281b774 : \"Start context switch\"\n\
+0xffffffff8281a8ff : \"thaw_processes\"\n\
+0xffffffff8281a8ff : \"thaw_processes\"\n\
+0xffffffff82900000 : \"%s: %d\\n\"\n\
+garbage line\n\
+0xffffffff82900010 : unquoted\n";
+        let got = printk_strings(text);
+        assert_eq!(
+            got,
+            vec![
+                (0xffffffff8281b774, "Start context switch".to_string()),
+                (0xffffffff8281a8ff, "thaw_processes".to_string()),
+                (0xffffffff8281a8ff, "thaw_processes".to_string()),
+                // trace_printk() formats end in a written "\n", which is dropped
+                (0xffffffff82900000, "%s: %d".to_string()),
+                (0xffffffff82900010, "unquoted".to_string()),
+            ]
+        );
     }
 
     #[test]

@@ -54,6 +54,7 @@ pub struct RunReport {
 
 pub const LOST_TABLE: &str = "lost_events";
 pub const TASKS_TABLE: &str = "tasks";
+pub const PRINTK_TABLE: &str = "printk_strings";
 /// Rows per `syscall_spans` batch.
 const SPAN_BATCH_ROWS: usize = 65536;
 /// Default [`TraceDat::release_step`].
@@ -65,6 +66,10 @@ pub fn tasks_schema() -> SchemaRef {
         Field::new("comm", DataType::Utf8, true),
         Field::new("tgid", DataType::Int32, true),
     ]))
+}
+
+pub fn printk_schema() -> SchemaRef {
+    Arc::new(Schema::new(vec![Field::new("address", DataType::UInt64, false), Field::new("text", DataType::Utf8, false)]))
 }
 
 pub fn lost_schema() -> SchemaRef {
@@ -197,6 +202,7 @@ impl TraceDat {
         }
         put("kallsyms_bytes", m.kallsyms_bytes.to_string());
         put("saved_cmdlines", m.cmdlines.len().to_string());
+        put("printk_strings", m.printk_strings.len().to_string());
         put("event_formats", m.formats.len().to_string());
         v
     }
@@ -270,6 +276,7 @@ impl TraceDat {
             out(LOST_TABLE, b);
         }
         out(TASKS_TABLE, self.tasks_batch());
+        out(PRINTK_TABLE, self.printk_batch());
         report.stats = self.stats(&streams, dec.decode_stats());
         if spans.evicted > 0 {
             report.stats.push(Stat::new(
@@ -315,6 +322,16 @@ impl TraceDat {
             tgid.push_null();
         }
         RecordBatch::try_new(tasks_schema(), vec![pid.finish(), Arc::new(comm.finish()), tgid.finish()]).expect("tasks batch")
+    }
+
+    /// The constant strings of the printk formats section, by address: what
+    /// trace-cmd prints for a pointer field under %s (rcu_utilization's `s`,
+    /// wbt_step's `msg`).
+    pub fn printk_batch(&self) -> RecordBatch {
+        let rows = &self.meta.printk_strings;
+        let address = arrow_array::UInt64Array::from_iter_values(rows.iter().map(|(a, _)| *a));
+        let text = arrow_array::StringArray::from_iter_values(rows.iter().map(|(_, t)| t.as_str()));
+        RecordBatch::try_new(printk_schema(), vec![Arc::new(address), Arc::new(text)]).expect("printk batch")
     }
 
     fn stats(&self, streams: &[CpuStream], decoded: &DecodeStats) -> Vec<Stat> {
