@@ -53,6 +53,7 @@ SIDE_TABLES = {
     "blk_devices",
     "syscall_spans",
     "printk_strings",
+    "instance_events",
 }
 #: Side tables read only through views (advisor/views/spans.py), kept under raw.
 _RAW_SIDE_TABLES = (*blk_views.RAW_TABLES, "syscall_spans")
@@ -280,6 +281,8 @@ def _load(con, sources, inputs: Inputs, digest: str, progress: Progress | None, 
         tables.declare("main", "tasks", [("pid", "INTEGER"), ("comm", "VARCHAR"), ("tgid", "INTEGER")])
     if "printk_strings" not in state.side:  # text captures print the strings themselves
         tables.declare("main", "printk_strings", [("address", "UBIGINT"), ("text", "VARCHAR")])
+    if "instance_events" not in state.side:
+        tables.declare("main", "instance_events", [("id", "UBIGINT"), ("instance", "VARCHAR")])
     tables.finish()
     if progress:
         progress(total, total)

@@ -55,17 +55,20 @@ impl TraceSource for TraceDat {
         self.decoder(1, 1).specs
     }
     fn side_tables(&self) -> Vec<(&'static str, SchemaRef)> {
-        use crate::tracedat::{decode, lost_schema, printk_schema, spans, tasks_schema, LOST_TABLE, PRINTK_TABLE, TASKS_TABLE};
+        use crate::tracedat::{
+            decode, instance_schema, lost_schema, printk_schema, spans, tasks_schema, INSTANCE_TABLE, LOST_TABLE, PRINTK_TABLE, TASKS_TABLE,
+        };
         vec![
             (TASKS_TABLE, tasks_schema()),
             (PRINTK_TABLE, printk_schema()),
+            (INSTANCE_TABLE, instance_schema()),
             (LOST_TABLE, lost_schema()),
             (decode::UNKNOWN_TABLE, decode::Decoder::unknown_schema()),
             (spans::SPANS_TABLE, spans::spans_schema()),
         ]
     }
     fn total_bytes(&self) -> u64 {
-        self.meta.cpus.iter().map(|c| c.size).sum()
+        self.regions().iter().map(|(c, _)| c.size).sum()
     }
     fn run(self: Box<Self>, limits: Limits, progress: &AtomicU64, out: &mut dyn FnMut(&str, RecordBatch)) -> RunReport {
         if limits.threads > 1 {

@@ -29,6 +29,7 @@ pub const RESERVED: &[&str] = &[
     "tasks",
     "syscall_spans",
     "printk_strings",
+    "instance_events",
 ];
 
 /// The common columns, in order.

@@ -345,11 +345,13 @@ SCRIPTS = {
     "untar-btrfs-v7-zstd.dat": "capture/16-untar-btrfs-v7-zstd.sh",
     "fsync-reclaim-btrfs-v7-zstd.dat": "capture/17-fsync-reclaim-btrfs.sh (host) + capture/17-fsync-reclaim-btrfs.vm.sh (in the VM)",
     "all-events-ext4-v7-zstd.dat": "capture/27-all-events-ext4.sh",
+    "instance-ext4-v7-zstd.dat": "capture/28-instance-ext4.sh",
 }
 # captures made in shared/lab/vm-run's VM (Debian 6.1), or later on another host kernel:
 # their uname is their own
 VM_UNAME = {"fsync-reclaim-btrfs-v7-zstd.dat": "fsync-reclaim-btrfs-v7-zstd.uname.txt",
-            "all-events-ext4-v7-zstd.dat": "all-events-ext4-v7-zstd.uname.txt"}
+            "all-events-ext4-v7-zstd.dat": "all-events-ext4-v7-zstd.uname.txt",
+            "instance-ext4-v7-zstd.dat": "instance-ext4-v7-zstd.uname.txt"}
 
 W_FIO = "ext4 on 2 GiB loop (direct-io); fio psync 4k randwrite over a 256 MiB file, fsync every 32 writes, 8000 IOPS cap, 5 s"
 W_SNAP = ("btrfs on 4 GiB loop; fio seq buffered 4k writer (libaio qd32, 16 MB/s) in subvolume; after 2 s "
@@ -372,6 +374,9 @@ W_FSYNC_RECLAIM = ("VM (2 GiB, Debian 6.1); btrfs on the 2 GiB scratch disk; bef
 W_TRACEFS = "ext4 on 1 GiB loop; dd 32 MiB (64k blocks) + sync; events enabled directly in tracefs"
 W_ALL = ("trace-cmd record -e all (every event of every subsystem, unfiltered, the whole machine); ext4 on 1 GiB "
          "loop; dd 32 MiB (64k blocks) with fsync, find /usr/share -maxdepth 3 (stat of every entry), sync")
+W_INSTANCE = ("trace-cmd record -e sched:sched_switch -B wa -e writeback -e block: sched_switch in the top buffer, the "
+              "writeback and block subsystems in trace instance wa (unfiltered, the whole machine); ext4 on 1 GiB loop; "
+              "dd 12.5 MiB (64k blocks) with fsync, sync")
 
 FILES = [
     # file, kind, workload, paired_with, events-from, measurements
@@ -399,6 +404,7 @@ FILES = [
     ("untar-btrfs-v7-zstd.dat", "trace.dat", W_UNTAR, None, "untar-btrfs-v7-zstd", m_untar),
     ("fsync-reclaim-btrfs-v7-zstd.dat", "trace.dat", W_FSYNC_RECLAIM, None, "fsync-reclaim-btrfs-v7-zstd", m_fsync_reclaim),
     ("all-events-ext4-v7-zstd.dat", "trace.dat", W_ALL, None, "all-events-ext4-v7-zstd", None),
+    ("instance-ext4-v7-zstd.dat", "trace.dat", W_INSTANCE, None, "instance-ext4-v7-zstd", None),
 ]
 
 

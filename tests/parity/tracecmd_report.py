@@ -21,7 +21,16 @@ from tests.parity.printfmt import Conversion, report_conversions
 # The timestamp is seconds.nanoseconds, or a bare count for a clock that is not in
 # nanoseconds: "[001]32915178516790:" (-C x86-tsc), "[000]           2:" (-C counter).
 LINE = re.compile(r"^(?P<comm>.*?)-(?P<pid>\d+)\s+\[(?P<cpu>\d+)\]\s*(?P<ts>\d+\.\d{9}|\d+):\s+(?P<event>\w+):\s*(?P<rest>.*)$")
-LOST = re.compile(r"^CPU:(?P<cpu>\d+) \[(?:(?P<n>\d+) )?EVENTS DROPPED\]$")
+LOST = re.compile(r"^(?:\S+: )?CPU:(?P<cpu>\d+) \[(?:(?P<n>\d+) )?EVENTS DROPPED\]$")
+
+
+def _line_re(instances: list[str]) -> re.Pattern:
+    """LINE, after the `NAME: ` trace-cmd puts before an event of a trace instance
+    other than the top one (`trace-cmd record -B NAME`): "wa:   dd-3170 [000] ..."."""
+    if not instances:
+        return LINE
+    names = "|".join(re.escape(n) for n in instances)
+    return re.compile(rf"^(?:(?P<instance>{names}): )?" + LINE.pattern[1:])
 
 
 def trace_cmd() -> str | None:
@@ -233,6 +242,9 @@ def compare(store: Path, trace: Path) -> Result:
     lost = {r[0]: r for r in con.execute("SELECT next_event_id, cpu, count FROM lost_events").fetchall()} if _has(con, "lost_events") else {}
     for address, text in con.execute("SELECT address, text FROM printk_strings").fetchall():
         res.printk.setdefault(address, set()).add(text)
+    listed = con.execute("SELECT value FROM trace_info WHERE key = 'instances'").fetchall()
+    line_re = _line_re(listed[0][0].split(",") if listed else [])
+    instance_of = dict(con.execute("SELECT id, instance FROM instance_events").fetchall())
     con.close()
     pending_lost = []
     for line in report_lines(trace):
@@ -243,7 +255,7 @@ def compare(store: Path, trace: Path) -> Result:
             pending_lost.append((int(m["cpu"]), int(m["n"]) if m["n"] else None))
             continue
         res.lines += 1
-        m = LINE.match(line)
+        m = line_re.match(line)
         if not m:
             res.bad(f"unparsed report line: {line[:160]!r}")
             continue
@@ -262,6 +274,8 @@ def compare(store: Path, trace: Path) -> Result:
             res.bad(f"{where}: cpu/pid ours {cpu}/{pid}, trace-cmd {m['cpu']}/{m['pid']}")
         if (comm or "<...>") != m["comm"].strip():
             res.bad(f"{where}: comm ours {comm!r}, trace-cmd {m['comm'].strip()!r}")
+        if m.groupdict().get("instance") != instance_of.get(eid):
+            res.bad(f"{where}: instance ours {instance_of.get(eid)!r}, trace-cmd {m.groupdict().get('instance')!r}")
         for cpu_l, n in pending_lost:
             got = lost.get(eid)
             if not got or got[1] != cpu_l or got[2] != n:

@@ -52,7 +52,12 @@ pub struct Metadata {
     pub data_page_size: u32,
     /// True when the flyrecord data is compressed in chunks (v7).
     pub cpu_compressed: bool,
-    /// Trace instances other than the top one (not ingested).
+    /// Trace instances other than the top one (`trace-cmd record -B NAME`)
+    /// whose CPU data is read with the top one's: name and CPU data.
+    pub instances: Vec<(String, Vec<CpuData>)>,
+    /// Trace instances that are not read (a v6 file's, a latency-format
+    /// one's, one whose page size differs from the top instance's, those past
+    /// MAX_CPUS streams in all).
     pub other_instances: Vec<String>,
     /// True for a latency-format (text) trace instead of flyrecord data.
     pub latency: bool,
@@ -403,7 +408,23 @@ impl Builder {
         let (cpus, mut unread) = validate_cpus(cpus, options.cpu_count, cpu_compressed, file_len);
         unread.extend(unlisted);
         check_cpu_regions(&cpus, cpu_compressed)?;
-        let other_instances = options.buffers.iter().filter(|b| !b.name.is_empty()).map(|b| b.name.clone()).collect();
+        let (mut instances, mut other_instances) = (Vec::new(), Vec::new());
+        // Every CPU of every instance is a stream read at once: at most as many
+        // as one instance may have CPUs.
+        let mut streams = cpus.len();
+        for b in options.buffers.iter().filter(|b| !b.name.is_empty()) {
+            // v7 lists an instance's CPU data in its BUFFER option, in the top
+            // instance's page size and compression (trace-cmd writes them alike).
+            let readable = version >= 7 && !b.latency && !b.cpus.is_empty() && b.page_size.unwrap_or(page_size) == data_page_size;
+            let (kept, skipped) = validate_cpus(b.cpus.clone(), options.cpu_count, cpu_compressed, file_len);
+            if readable && streams + kept.len() <= MAX_CPUS as usize && check_cpu_regions(&kept, cpu_compressed).is_ok() {
+                streams += kept.len();
+                unread.extend(skipped.into_iter().map(|u| Unread { reason: format!("instance {}: {}", b.name, u.reason), ..u }));
+                instances.push((b.name.clone(), kept));
+            } else {
+                other_instances.push(b.name.clone());
+            }
+        }
         Ok(Metadata {
             version,
             endian: self.endian,
@@ -423,6 +444,7 @@ impl Builder {
             cpus,
             data_page_size,
             cpu_compressed,
+            instances,
             other_instances,
             latency,
             unread,

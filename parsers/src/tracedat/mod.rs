@@ -55,6 +55,8 @@ pub struct RunReport {
 pub const LOST_TABLE: &str = "lost_events";
 pub const TASKS_TABLE: &str = "tasks";
 pub const PRINTK_TABLE: &str = "printk_strings";
+/// The events read from a trace instance other than the top one: (id, instance).
+pub const INSTANCE_TABLE: &str = "instance_events";
 /// Rows per `syscall_spans` batch.
 const SPAN_BATCH_ROWS: usize = 65536;
 /// Default [`TraceDat::release_step`].
@@ -70,6 +72,38 @@ pub fn tasks_schema() -> SchemaRef {
 
 pub fn printk_schema() -> SchemaRef {
     Arc::new(Schema::new(vec![Field::new("address", DataType::UInt64, false), Field::new("text", DataType::Utf8, false)]))
+}
+
+pub fn instance_schema() -> SchemaRef {
+    Arc::new(Schema::new(vec![Field::new("id", DataType::UInt64, false), Field::new("instance", DataType::Utf8, false)]))
+}
+
+/// Rows of `instance_events`, handed out as they fill.
+struct InstanceRows {
+    names: Vec<String>,
+    ids: Vec<u64>,
+    which: Vec<usize>,
+}
+
+impl InstanceRows {
+    const BATCH: usize = 65536;
+
+    fn push(&mut self, id: u64, instance: usize, out: &mut dyn FnMut(&str, RecordBatch)) {
+        self.ids.push(id);
+        self.which.push(instance);
+        if self.ids.len() >= Self::BATCH {
+            self.flush(out);
+        }
+    }
+
+    fn flush(&mut self, out: &mut dyn FnMut(&str, RecordBatch)) {
+        if self.ids.is_empty() {
+            return;
+        }
+        let ids = arrow_array::UInt64Array::from(std::mem::take(&mut self.ids));
+        let names = arrow_array::StringArray::from_iter_values(self.which.drain(..).map(|i| self.names[i].as_str()));
+        out(INSTANCE_TABLE, RecordBatch::try_new(instance_schema(), vec![Arc::new(ids), Arc::new(names)]).expect("instance batch"));
+    }
 }
 
 pub fn lost_schema() -> SchemaRef {
@@ -182,6 +216,9 @@ impl TraceDat {
             put("cpus", c.to_string());
         }
         put("cpus_with_data", m.cpus.iter().filter(|c| c.size > 0).count().to_string());
+        if !m.instances.is_empty() {
+            put("instances", m.instances.iter().map(|(n, _)| n.as_str()).collect::<Vec<_>>().join(","));
+        }
         if let Some(id) = o.trace_id {
             put("trace_id", format!("{id:#x}"));
         }
@@ -216,23 +253,26 @@ impl TraceDat {
     /// bytes of CPU data consumed.
     pub fn run<S: EventSink>(&self, dec: &mut S, progress: &AtomicU64, out: &mut dyn FnMut(&str, RecordBatch)) -> RunReport {
         let m = &self.meta;
-        let mut cpus = m.cpus.clone();
-        cpus.sort_by_key(|c| c.cpu);
+        // Each stream is one CPU of the top instance (0) or of another instance
+        // (1..): `trace-cmd report` merges them all in time order, and so do we.
+        let regions = self.regions();
+        let instance_of: Vec<usize> = regions.iter().map(|(_, k)| *k).collect();
+        let mut instances =
+            InstanceRows { names: m.instances.iter().map(|(n, _)| n.clone()).collect(), ids: Vec::new(), which: Vec::new() };
         let cfg = StreamConfig {
             page_size: m.data_page_size,
             header: m.page_header,
             endian: m.endian,
             codec: if m.cpu_compressed { m.codec } else { None },
-            chunk_budget: cpu::chunk_budget(cpus.iter().filter(|c| c.size > 0).count(), m.data_page_size),
+            chunk_budget: cpu::chunk_budget(regions.len(), m.data_page_size),
         };
-        let mut streams: Vec<CpuStream> =
-            cpus.iter().filter(|c| c.size > 0).map(|c| CpuStream::new(&self.map, c.cpu, c.offset, c.size, &cfg)).collect();
+        let mut streams: Vec<CpuStream> = regions.iter().map(|(c, _)| CpuStream::new(&self.map, c.cpu, c.offset, c.size, &cfg)).collect();
         let conv = self.time_conv();
         let mut merge = Merge::new(streams.iter_mut().map(|s| s.next_event().map(|e| (conv.ns(e.raw_ts), e))).collect());
         let mut lost = LostBuilder::default();
         let mut spans = spans::SpanPairer::new(&m.formats, m.endian, SPAN_BATCH_ROWS);
         // Per stream: the file offset up to which its mapped bytes were released.
-        let mut released: Vec<u64> = cpus.iter().filter(|c| c.size > 0).map(|c| c.offset).collect();
+        let mut released: Vec<u64> = regions.iter().map(|(c, _)| c.offset).collect();
         let mut id: u64 = 0;
         let mut report = RunReport::default();
         while let Some((i, ts, e)) = merge.pop() {
@@ -244,6 +284,9 @@ impl TraceDat {
                 spans.push(id, ts, s.payload(&e), out);
             }
             dec.push(Common { id, ts, cpu: s.cpu as i32 }, s.payload(&e), out);
+            if instance_of[i] > 0 {
+                instances.push(id, instance_of[i] - 1, out);
+            }
             if report.first_ts.is_none() {
                 report.first_ts = Some(ts);
             }
@@ -265,6 +308,7 @@ impl TraceDat {
         progress.store(streams.iter().map(|s| s.consumed()).sum(), Ordering::Relaxed);
         dec.finish(out);
         spans.finish(out);
+        instances.flush(out);
         report.events = id;
         // Losses flagged on pages that had no event to carry them.
         for s in &streams {
@@ -277,7 +321,7 @@ impl TraceDat {
         }
         out(TASKS_TABLE, self.tasks_batch());
         out(PRINTK_TABLE, self.printk_batch());
-        report.stats = self.stats(&streams, dec.decode_stats());
+        report.stats = self.stats(&streams, &instance_of, dec.decode_stats());
         if spans.evicted > 0 {
             report.stats.push(Stat::new(
                 "syscall_spans_unpaired",
@@ -334,10 +378,25 @@ impl TraceDat {
         RecordBatch::try_new(printk_schema(), vec![Arc::new(address), Arc::new(text)]).expect("printk batch")
     }
 
-    fn stats(&self, streams: &[CpuStream], decoded: &DecodeStats) -> Vec<Stat> {
+    /// The CPU data read: the top instance's CPUs in order, then each other
+    /// instance's, with the instance's number (0 for the top one).
+    pub fn regions(&self) -> Vec<(options::CpuData, usize)> {
+        let m = &self.meta;
+        let buffers = std::iter::once(&m.cpus).chain(m.instances.iter().map(|(_, c)| c));
+        let mut out = Vec::new();
+        for (k, cpus) in buffers.enumerate() {
+            let mut cpus: Vec<_> = cpus.iter().filter(|c| c.size > 0).cloned().collect();
+            cpus.sort_by_key(|c| c.cpu);
+            out.extend(cpus.into_iter().map(|c| (c, k)));
+        }
+        out
+    }
+
+    fn stats(&self, streams: &[CpuStream], instance_of: &[usize], decoded: &DecodeStats) -> Vec<Stat> {
         let mut v = Vec::new();
-        for s in streams {
+        for (s, &k) in streams.iter().zip(instance_of) {
             let c = Some(s.cpu as i32);
+            let first = v.len();
             let st = &s.stats;
             v.push(Stat::new("events", c, Severity::Info, st.events, "events decoded from this CPU's ring buffer"));
             v.push(Stat::new("pages", c, Severity::Info, st.pages, "ring-buffer pages read"));
@@ -374,6 +433,11 @@ impl TraceDat {
             v.push(Stat::new("padding_entries", c, Severity::Info, st.entries.padding, "discarded-event padding entries"));
             v.push(Stat::new("time_extends", c, Severity::Info, st.entries.time_extends, "time-extend entries"));
             v.push(Stat::new("time_stamps", c, Severity::Info, st.entries.time_stamps, "absolute time-stamp entries"));
+            if k > 0 {
+                for stat in &mut v[first..] {
+                    stat.description = format!("{} (trace instance {})", stat.description, self.meta.instances[k - 1].0);
+                }
+            }
         }
         for (i, text) in self.meta.options.cpustats.iter().enumerate() {
             for (key, name, sev, desc) in [
@@ -430,7 +494,10 @@ impl TraceDat {
                 None,
                 Severity::DataLoss,
                 self.meta.other_instances.len() as u64,
-                &format!("trace instances other than the top one are not ingested: {}", self.meta.other_instances.join(", ")),
+                &format!(
+                    "trace instances that are not read (a v6 file's, a latency-format one, another page size, past 8192 CPU streams in all): {}",
+                    self.meta.other_instances.join(", ")
+                ),
             ));
         }
         v
