@@ -346,12 +346,14 @@ SCRIPTS = {
     "fsync-reclaim-btrfs-v7-zstd.dat": "capture/17-fsync-reclaim-btrfs.sh (host) + capture/17-fsync-reclaim-btrfs.vm.sh (in the VM)",
     "all-events-ext4-v7-zstd.dat": "capture/27-all-events-ext4.sh",
     "instance-ext4-v7-zstd.dat": "capture/28-instance-ext4.sh",
+    "instance-ext4-v6.dat": "capture/29-instance-ext4-v6.sh",
 }
 # captures made in shared/lab/vm-run's VM (Debian 6.1), or later on another host kernel:
 # their uname is their own
 VM_UNAME = {"fsync-reclaim-btrfs-v7-zstd.dat": "fsync-reclaim-btrfs-v7-zstd.uname.txt",
             "all-events-ext4-v7-zstd.dat": "all-events-ext4-v7-zstd.uname.txt",
-            "instance-ext4-v7-zstd.dat": "instance-ext4-v7-zstd.uname.txt"}
+            "instance-ext4-v7-zstd.dat": "instance-ext4-v7-zstd.uname.txt",
+            "instance-ext4-v6.dat": "instance-ext4-v6.uname.txt"}
 
 W_FIO = "ext4 on 2 GiB loop (direct-io); fio psync 4k randwrite over a 256 MiB file, fsync every 32 writes, 8000 IOPS cap, 5 s"
 W_SNAP = ("btrfs on 4 GiB loop; fio seq buffered 4k writer (libaio qd32, 16 MB/s) in subvolume; after 2 s "
@@ -405,6 +407,7 @@ FILES = [
     ("fsync-reclaim-btrfs-v7-zstd.dat", "trace.dat", W_FSYNC_RECLAIM, None, "fsync-reclaim-btrfs-v7-zstd", m_fsync_reclaim),
     ("all-events-ext4-v7-zstd.dat", "trace.dat", W_ALL, None, "all-events-ext4-v7-zstd", None),
     ("instance-ext4-v7-zstd.dat", "trace.dat", W_INSTANCE, None, "instance-ext4-v7-zstd", None),
+    ("instance-ext4-v6.dat", "trace.dat", W_INSTANCE.replace("record ", "record --file-version 6 ", 1), None, "instance-ext4-v6", None),
 ]
 
 

@@ -19,6 +19,7 @@ from tests.conftest import SAMPLES
 from tests.hostile import layout as L
 
 V6 = "sync-xfs-v6.dat"
+V6_INSTANCE = "instance-ext4-v6.dat"
 V7_NONE = "snapshot-btrfs-v7-none.dat"
 V7_ZSTD = "lost-events-v7-zstd.dat"
 V7_ZLIB = "dbench-btrfs-v7-zlib.dat"
@@ -51,6 +52,13 @@ def patch(data: bytes, at: int, fmt: str, value) -> bytes:
     b = bytearray(data)
     struct.pack_into(fmt, b, at, value)
     return bytes(b)
+
+
+def v6_instance_cpu0(d: bytes, lay: L.Layout) -> int:
+    """File offset of CPU 0's (offset, size) in a v6 instance's table: after `flyrecord\\0` where its BUFFER option points."""
+    (table,) = struct.unpack_from("<Q", d, lay.option_fields[L.OPT_BUFFER])
+    assert d[table : table + 10] == b"flyrecord\0"
+    return table + 10
 
 
 def dat(name: str, change: Callable[[bytes, L.Layout], bytes], out: str = "hostile.dat"):
@@ -343,6 +351,11 @@ CASES = [
     Case("v6-page-commit-lie", dat(V6, lambda d, l: patch(d, first_page(l) + 4096 + 8, "<Q", 9000)), "page commit says 9000 bytes", kept=True),
     Case("v6-event-length-1GiB", dat(V6, event_length_lie), "corrupt page", kept=True),
     Case("v6-cut-mid-page", dat(V6, lambda d, l: d[: l.cpus[1].offset + 5 * 4096 + 1000]), "CPU 1 data is truncated", kept=True),
+    # A v6 instance: its BUFFER option holds the offset of its CPU table.
+    Case("v6-instance-table-past-end", dat(V6_INSTANCE, lambda d, l: patch(d, l.option_fields[L.OPT_BUFFER], "<Q", len(d) + (1 << 40))),
+         "", expect=0),
+    Case("v6-instance-cpu-size-1TiB", dat(V6_INSTANCE, lambda d, l: patch(d, v6_instance_cpu0(d, l) + 16 + 8, "<Q", 1 << 40)),
+         "instance wa: CPU 1 data is truncated", kept=True),
     # trace.dat v7
     Case("v7-options-past-end", dat(V7_NONE, lambda d, l: patch(d, l.options_at, "<Q", len(d) + 100)), "truncated file: a section is at offset"),
     Case("v7-options-loop", dat(V7_NONE, lambda d, l: patch(d, l.option_fields[L.OPT_DONE], "<Q", struct.unpack_from("<Q", d, l.options_at)[0])), "options sections form a loop"),

@@ -58,7 +58,7 @@ class Layout:
     codec: str = "none"
     options_at: int = 0  # v7: file offset of the u64 "first options section" field
     sections: dict[int, int] = field(default_factory=dict)  # v7: section id -> file offset
-    option_fields: dict[int, int] = field(default_factory=dict)  # v7: option id -> file offset of its data
+    option_fields: dict[int, int] = field(default_factory=dict)  # option id -> file offset of its (first) data
     header_page_at: int = 0  # file offset of the "header_page" tag (v6)
 
 
@@ -117,6 +117,7 @@ def _v6(d: bytes, p: int, lay: Layout) -> Layout:
                 if oid == 0:
                     break
                 (n,) = struct.unpack_from("<I", d, p)
+                lay.option_fields.setdefault(oid, p + 4)
                 p += 4 + n
         elif tag == b"flyrecord\0":
             for c in range(ncpus):

@@ -55,9 +55,9 @@ pub struct Metadata {
     /// Trace instances other than the top one (`trace-cmd record -B NAME`)
     /// whose CPU data is read with the top one's: name and CPU data.
     pub instances: Vec<(String, Vec<CpuData>)>,
-    /// Trace instances that are not read (a v6 file's, a latency-format
-    /// one's, one whose page size differs from the top instance's, those past
-    /// MAX_CPUS streams in all).
+    /// Trace instances that are not read (a latency-format one, one whose
+    /// page size differs from the top instance's, a v6 one whose CPU table is
+    /// not where its option points, those past MAX_CPUS streams in all).
     pub other_instances: Vec<String>,
     /// True for a latency-format (text) trace instead of flyrecord data.
     pub latency: bool,
@@ -413,9 +413,10 @@ impl Builder {
         // as one instance may have CPUs.
         let mut streams = cpus.len();
         for b in options.buffers.iter().filter(|b| !b.name.is_empty()) {
-            // v7 lists an instance's CPU data in its BUFFER option, in the top
+            // v7 lists an instance's CPU data in its BUFFER option, v6 in a
+            // table the option points to (v6_instance_cpus); either in the top
             // instance's page size and compression (trace-cmd writes them alike).
-            let readable = version >= 7 && !b.latency && !b.cpus.is_empty() && b.page_size.unwrap_or(page_size) == data_page_size;
+            let readable = !b.latency && !b.cpus.is_empty() && b.page_size.unwrap_or(page_size) == data_page_size;
             let (kept, skipped) = validate_cpus(b.cpus.clone(), options.cpu_count, cpu_compressed, file_len);
             if readable && streams + kept.len() <= MAX_CPUS as usize && check_cpu_regions(&kept, cpu_compressed).is_ok() {
                 streams += kept.len();
@@ -516,13 +517,53 @@ fn parse_v6(file: &[u8], mut r: ByteReader, long_size: u8, page_size: u32) -> Re
                     let size = r.u64("cpu data size")?;
                     cpus.push(CpuData { cpu, offset, size });
                 }
-                unlisted = unlisted_v6(&cpus, r.offset(), file.len() as u64, page_size, ncpus);
+                let table_end = r.offset();
+                for b in opts.buffers.iter_mut().filter(|b| !b.name.is_empty()) {
+                    b.cpus = v6_instance_cpus(file, b.section_offset, r.endian, ncpus).unwrap_or_default();
+                }
+                // An instance's table (a page of its own, then its CPUs' pages)
+                // is not a gap: `flyrecord\0` and 16 bytes per CPU.
+                let tables = opts.buffers.iter().filter(|b| !b.cpus.is_empty()).map(|b| CpuData {
+                    cpu: u32::MAX,
+                    offset: b.section_offset,
+                    size: 10 + 16 * b.cpus.len() as u64,
+                });
+                let covered: Vec<CpuData> = cpus.iter().chain(opts.buffers.iter().flat_map(|b| &b.cpus)).cloned().chain(tables).collect();
+                unlisted = unlisted_v6(&covered, table_end, file.len() as u64, page_size, ncpus);
                 break;
             }
             _ => return Err(Damage::new(at, format!("expected options/latency/flyrecord, found {:?}", String::from_utf8_lossy(tag)))),
         }
     }
     b.finish(6, page_size, None, None, opts, cpus, page_size, false, latency, file.len() as u64, unlisted)
+}
+
+/// A v6 BUFFER option (`trace-cmd record -B NAME`) holds only the instance's
+/// name and the offset of its CPU table. There trace-cmd wrote `flyrecord\0`
+/// and one (offset, size) pair of u64 per CPU (lib/trace-cmd/trace-output.c,
+/// tcmd_out_write_cpu_data), read back with the file's CPU count
+/// (trace-input.c, tracecmd_buffer_instance_handle, then read_cpu_data), e.g.
+/// `flyrecord\0` (0x54000, 0x2000) (0x56000, 0x1000) on 2 CPUs. trace-cmd's
+/// reader also accepts an `options  \0` block before the tag. None when the
+/// table is not there: the instance is then reported as not read.
+fn v6_instance_cpus(file: &[u8], offset: u64, endian: Endian, ncpus: u32) -> Option<Vec<CpuData>> {
+    let mut r = ByteReader::new(file.get(usize::try_from(offset).ok()?..)?, offset, endian);
+    let mut tag = r.bytes(10, "instance data type tag").ok()?;
+    if tag == b"options  \0" {
+        loop {
+            let id = r.u16("option id").ok()?;
+            if id == options::DONE {
+                break;
+            }
+            let size = r.u32("option size").ok()?;
+            r.sized(size as u64, "option").ok()?;
+        }
+        tag = r.bytes(10, "instance data type tag").ok()?;
+    }
+    if tag != b"flyrecord\0" || ncpus as usize > r.remaining() / 16 {
+        return None;
+    }
+    (0..ncpus).map(|cpu| Some(CpuData { cpu, offset: r.u64("cpu data offset").ok()?, size: r.u64("cpu data size").ok()? })).collect()
 }
 
 /// Read a v7 section header at `offset`; return (id, flags, payload).
@@ -739,6 +780,25 @@ garbage line\n\
         // ncpus = 1 of 2: the second CPU's pages.
         let u = unlisted_v6(&[cpu(0, 4096, 8192)], 1000, 16384, 4096, 1).unwrap();
         assert_eq!((u.offset, u.bytes), (12288, 4096));
+    }
+
+    #[test]
+    fn a_v6_instance_table_is_read_where_its_option_points() {
+        let pair = |o: u64, n: u64| [o.to_le_bytes(), n.to_le_bytes()].concat();
+        let mut file = vec![0u8; 100];
+        file.extend_from_slice(b"flyrecord\0");
+        file.extend(pair(0x5000, 0x2000));
+        file.extend(pair(0x7000, 0));
+        assert_eq!(v6_instance_cpus(&file, 100, Endian::Little, 2), Some(vec![cpu(0, 0x5000, 0x2000), cpu(1, 0x7000, 0)]));
+        // trace-cmd's reader takes an options block before the tag.
+        let mut with_options = b"options  \0".to_vec();
+        with_options.extend_from_slice(&[8, 0, 3, 0, 0, 0, b'a', b'b', b'c', 0, 0]);
+        with_options.extend_from_slice(&file[100..]);
+        assert_eq!(v6_instance_cpus(&with_options, 0, Endian::Little, 2), v6_instance_cpus(&file, 100, Endian::Little, 2));
+        // Pointing elsewhere, past the end, or at a table cut short: not read.
+        assert_eq!(v6_instance_cpus(&file, 99, Endian::Little, 2), None);
+        assert_eq!(v6_instance_cpus(&file, 1 << 40, Endian::Little, 2), None);
+        assert_eq!(v6_instance_cpus(&file[..file.len() - 1], 100, Endian::Little, 2), None);
     }
 
     #[test]

@@ -334,9 +334,11 @@ impl TraceDat {
         for (sys, first, why, at) in &self.meta.bad_formats {
             report.damage.push(format!("offset {at:#x}: event format {sys} {first:?} cannot be read, its events are kept raw: {why}"));
         }
-        for s in &streams {
+        for (s, &k) in streams.iter().zip(&instance_of) {
+            // A trace instance's CPU 1 is not the top buffer's CPU 1: name it.
+            let whose = if k > 0 { format!("instance {}: ", m.instances[k - 1].0) } else { String::new() };
             for d in &s.damage {
-                report.damage.push(format!("offset {:#x}: {}", d.offset, d.reason));
+                report.damage.push(format!("offset {:#x}: {whose}{}", d.offset, d.reason));
             }
         }
         // After the damage: a CPU whose table entry is wrong also leaves its
@@ -495,7 +497,7 @@ impl TraceDat {
                 Severity::DataLoss,
                 self.meta.other_instances.len() as u64,
                 &format!(
-                    "trace instances that are not read (a v6 file's, a latency-format one, another page size, past 8192 CPU streams in all): {}",
+                    "trace instances that are not read (a latency-format one, another page size, a CPU table that is not there, past 8192 CPU streams in all): {}",
                     self.meta.other_instances.join(", ")
                 ),
             ));
