@@ -22,19 +22,25 @@ to 350 MiB (it holds more of the `events` union at once), hence 65,536.
 
 They are written into a hidden directory beside the tables (Spark and Hive skip
 names that start with "."), then each is renamed into its partition: an interrupted
-export leaves no half-written file where a reader looks.
+export leaves no half-written file where a reader looks. An export killed outright
+(SIGKILL, the OOM killer) cannot remove its directory; the next export into the same
+place removes every staging directory whose writer's lock (flock(2) on a file beside
+it, taken before the directory is made) is free, as for the store's temporary files
+(advisor/store/replace.py): a process id would mean nothing to a writer in another
+PID namespace or on another host sharing the directory.
 """
 
 from __future__ import annotations
 
 import os
 import re
+import secrets
 import shutil
 from pathlib import Path
 from typing import Callable
 
 from advisor.errors import TraceIOError
-from advisor.store import blk_views, parts
+from advisor.store import blk_views, parts, replace
 from advisor.store.ddl import ident, literal
 
 FILE = "data.parquet"
@@ -67,14 +73,35 @@ def tables_of(con) -> list[str]:
     return fixed + blk + events
 
 
+_STAGING = ".writing-"
+_LOCK = ".lock"
+
+
+def _remove_abandoned(out_dir: Path) -> None:
+    """Remove the staging directories (and lock files) of exports that were killed:
+    those whose lock is free or gone."""
+    for lock in out_dir.glob(f"{_STAGING}*{_LOCK}"):
+        staging = lock.with_name(lock.name[: -len(_LOCK)])
+        if replace.held(lock) is False:
+            shutil.rmtree(staging, ignore_errors=True)
+            lock.unlink(missing_ok=True)
+    for staging in out_dir.glob(f"{_STAGING}*"):
+        if staging.is_dir() and not staging.with_name(staging.name + _LOCK).exists():
+            shutil.rmtree(staging, ignore_errors=True)
+
+
 def export(con, out_dir: Path, capture: str, progress: Callable[[int, int], None] | None = None) -> dict:
     """Write the store's tables under out_dir; returns {host, capture, tables: {name: rows}}."""
     host = host_of(con)
     capture = safe(capture)
     tables = tables_of(con)
-    staging = out_dir / f".writing-{capture}-{os.getpid()}"
+    staging = out_dir / f"{_STAGING}{capture}-{os.getpid()}-{secrets.token_hex(4)}"
+    lock_path = staging.with_name(staging.name + _LOCK)
     try:
         out_dir.mkdir(parents=True, exist_ok=True)
+        lock = replace.take_lock(lock_path)
+        if lock is not None:  # with no locks here, nothing can be told dead
+            _remove_abandoned(out_dir)
     except OSError as e:
         raise TraceIOError(f"{e.filename or out_dir}: {e.strerror}") from None
     writer = parts.Writer(staging)
@@ -103,4 +130,7 @@ def export(con, out_dir: Path, capture: str, progress: Callable[[int, int], None
         raise TraceIOError(f"{out_dir}: {e}") from None
     finally:
         writer.abort()  # after close() it only removes the staging directory, emptied by the renames
+        lock_path.unlink(missing_ok=True)
+        if lock is not None:
+            os.close(lock)
     return {"host": host, "capture": capture, "directory": str(out_dir), "tables": written}

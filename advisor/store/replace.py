@@ -175,8 +175,26 @@ def publish(tmp: Temporary, store: Path, has_parts: bool) -> None:
 def _held(store: Path, token: str) -> bool | None:
     """Whether the writer of `token` is alive: True, False, or None when its
     lock file cannot be opened (another user's: leave it alone)."""
+    return held(_lock_of(store, token))
+
+
+def take_lock(path: Path) -> int | None:
+    """Create `path` and hold an exclusive flock(2) on it until the descriptor is
+    closed: None when the file system has no locks (then nothing may be judged dead)."""
+    fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
     try:
-        lock = os.open(_lock_of(store, token), os.O_RDWR | os.O_CLOEXEC)
+        fcntl.flock(fd, fcntl.LOCK_EX)
+    except OSError:
+        os.close(fd)
+        return None
+    return fd
+
+
+def held(lock_path: Path) -> bool | None:
+    """Whether a live process holds the lock file: True, False (no such file, or
+    its lock can be taken), or None when it cannot be opened (another user's)."""
+    try:
+        lock = os.open(lock_path, os.O_RDWR | os.O_CLOEXEC)
     except FileNotFoundError:
         return False
     except OSError:

@@ -3,6 +3,10 @@ directory and queried together by DuckDB, as a fleet would be."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
+from pathlib import Path
+
 import duckdb
 import pytest
 
@@ -88,3 +92,29 @@ def test_every_table_is_the_stores(tmp_path, sample):
             differ = con.execute(f'SELECT (SELECT count(*) FROM (SELECT * FROM "{table.name}" EXCEPT ALL SELECT * FROM {file})), '
                                  f'(SELECT count(*) FROM (SELECT * FROM {file} EXCEPT ALL SELECT * FROM "{table.name}"))').fetchall()[0]
             assert differ == (0, 0), table.name
+
+
+def test_a_killed_exports_staging_is_removed_by_the_next(tmp_path):
+    """SIGKILL leaves the hidden staging directory and its lock file; the next export
+    removes them once no process holds the lock, and leaves a live writer's alone."""
+    out = tmp_path / "fleet"
+    killed, running, unlocked = (out / f".writing-0123456789abcdef-{n}-00c0ffee" for n in (1, 2, 3))
+    for d in (killed, running, unlocked):
+        (d / "events").mkdir(parents=True)
+        (d / "events" / "part.parquet").write_bytes(b"PAR1")
+    for d in (killed, running):
+        Path(str(d) + ".lock").touch()
+    holder = subprocess.Popen([sys.executable, "-c", "import fcntl, os, sys, time; fd = os.open(sys.argv[1], os.O_RDWR); "
+                               "fcntl.flock(fd, fcntl.LOCK_EX); print('held', flush=True); time.sleep(60)", str(running) + ".lock"],
+                              stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "held"
+        r = advisor("ingest", "--store-format", "parquet", "-o", str(out), str(SAMPLES / A))
+        assert r.code == 0, r.err
+        assert not killed.exists() and not Path(str(killed) + ".lock").exists()
+        assert not unlocked.exists()  # a writer takes its lock before making the directory
+        assert running.exists() and Path(str(running) + ".lock").exists()
+        assert sorted(p.name for p in out.iterdir() if p.name.startswith(".")) == [running.name, running.name + ".lock"]
+    finally:
+        holder.kill()
+        holder.wait()
