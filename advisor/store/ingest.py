@@ -53,6 +53,7 @@ SIDE_TABLES = {
     "blk_devices",
     "syscall_spans",
     "printk_strings",
+    "kallsyms",
     "instance_events",
 }
 #: Side tables read only through views (advisor/views/spans.py), kept under raw.
@@ -281,6 +282,9 @@ def _load(con, sources, inputs: Inputs, digest: str, progress: Progress | None, 
         tables.declare("main", "tasks", [("pid", "INTEGER"), ("comm", "VARCHAR"), ("tgid", "INTEGER")])
     if "printk_strings" not in state.side:  # text captures print the strings themselves
         tables.declare("main", "printk_strings", [("address", "UBIGINT"), ("text", "VARCHAR")])
+    if "kallsyms" not in state.side:  # text captures print the symbols themselves
+        tables.declare("main", "kallsyms", [("address", "UBIGINT"), ("type", "VARCHAR"), ("name", "VARCHAR"), ("module", "VARCHAR"),
+                                            ("line", "UINTEGER"), ("next_address", "UBIGINT")])
     if "instance_events" not in state.side:
         tables.declare("main", "instance_events", [("id", "UBIGINT"), ("instance", "VARCHAR")])
     tables.finish()

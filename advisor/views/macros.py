@@ -6,6 +6,7 @@ flag_names(event, field, value): the text trace-cmd prints for a __print_flags o
   __print_symbolic field (I_DIRTY_PAGES|I_SYNC|0x20000), see advisor.kernel.print_fmt.
 num(value): the number of a field that text captures print with its name, 3(FLUSH_DELALLOC).
 kstr(value): the constant string a pointer field points at (trace.dat's printk formats).
+ksym(value), ksymoff(value): the kernel symbol a pointer field names (trace.dat's kallsyms).
 stalled_writes(): the writes during which their task waited on page writeback (a table).
 `__print_symbolic(REC->reason, {0, "background"}, {1, "vmscan"}, {2, "sync"}, ...)` in a
 print_fmt: the names trace-cmd prints for an enum field. Numbers differ between kernels
@@ -33,6 +34,15 @@ HELPERS = (
      "string at that address, from the trace.dat's copy of printk_formats (`kstr(msg)` of wbt_step = `scale up`, "
      "`kstr(s)` of rcu_utilization = `Start context switch`); the value as text when the capture has no string "
      "there (text captures print the string itself)"),
+    ("ksym(value)",
+     "the text trace-cmd report prints for a pointer field its print format shows with %ps: the kernel symbol at the "
+     "greatest address not above the value, from the trace.dat's copy of /proc/kallsyms (`ksym(function)` of "
+     "workqueue_execute_start = `wb_workfn`, the flusher's work); the address in hex when no symbol covers it or "
+     "the capture has no kallsyms (trace-cmd record hides nothing by default; a copy made with kallsyms unreadable "
+     "has none); text captures print the symbol itself"),
+    ("ksymoff(value)",
+     "the same for %pS: the symbol and the offset into it (`ksymoff(caller_ip)` of xfs_ilock = "
+     "`xfs_ilock_data_map_shared+0x19`)"),
     ("page_bytes()", "the capture's page size in bytes (4096 when it does not record one)"),
     ("stalled_writes()",
      "the write syscalls (`write_ops`, complete) during which their task waited on page writeback (`page_waits`): "
@@ -70,6 +80,16 @@ def create(con) -> None:
         "CREATE OR REPLACE TEMP MACRO kstr(v) AS coalesce("
         "(SELECT any_value(p.text) FROM printk_strings p WHERE p.address = TRY_CAST(v::VARCHAR AS UBIGINT)), v::VARCHAR)"
     )
+    # %ps / %pS: the symbol at the greatest address not above the pointer, when the
+    # pointer is below the next symbol (past the last one, only its own address);
+    # of several names at one address, the first listed. Otherwise the address in
+    # hex, as trace-cmd prints it. Text captures print the symbol already.
+    for name, text in (("ksym", "k.name"), ("ksymoff", "printf('%s+0x%x', k.name, a - k.address)")):
+        con.execute(
+            f"CREATE OR REPLACE TEMP MACRO {name}(v) AS (WITH p AS (SELECT TRY_CAST(v::VARCHAR AS UBIGINT) AS a) SELECT coalesce("
+            f"(SELECT arg_min({text}, k.line) FROM kallsyms k WHERE k.address <= a AND (a < k.next_address OR k.address = a)), "
+            "CASE WHEN a IS NULL THEN v::VARCHAR ELSE printf('0x%x', a) END) FROM p)"
+        )
     con.execute(
         "CREATE OR REPLACE TEMP MACRO sym(ev, fld, v) AS coalesce("
         "(SELECT t.entries[list_position(list_transform(t.entries, lambda e: e.v), TRY_CAST(v::VARCHAR AS HUGEINT))].n "

@@ -56,11 +56,13 @@ impl TraceSource for TraceDat {
     }
     fn side_tables(&self) -> Vec<(&'static str, SchemaRef)> {
         use crate::tracedat::{
-            decode, instance_schema, lost_schema, printk_schema, spans, tasks_schema, INSTANCE_TABLE, LOST_TABLE, PRINTK_TABLE, TASKS_TABLE,
+            decode, instance_schema, kallsyms_schema, lost_schema, printk_schema, spans, tasks_schema, INSTANCE_TABLE, KALLSYMS_TABLE,
+            LOST_TABLE, PRINTK_TABLE, TASKS_TABLE,
         };
         vec![
             (TASKS_TABLE, tasks_schema()),
             (PRINTK_TABLE, printk_schema()),
+            (KALLSYMS_TABLE, kallsyms_schema()),
             (INSTANCE_TABLE, instance_schema()),
             (LOST_TABLE, lost_schema()),
             (decode::UNKNOWN_TABLE, decode::Decoder::unknown_schema()),

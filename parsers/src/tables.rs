@@ -29,6 +29,7 @@ pub const RESERVED: &[&str] = &[
     "tasks",
     "syscall_spans",
     "printk_strings",
+    "kallsyms",
     "instance_events",
 ];
 

@@ -347,13 +347,15 @@ SCRIPTS = {
     "all-events-ext4-v7-zstd.dat": "capture/27-all-events-ext4.sh",
     "instance-ext4-v7-zstd.dat": "capture/28-instance-ext4.sh",
     "instance-ext4-v6.dat": "capture/29-instance-ext4-v6.sh",
+    "symbols-xfs-v7-zstd.dat": "capture/30-symbols-xfs.sh",
 }
 # captures made in shared/lab/vm-run's VM (Debian 6.1), or later on another host kernel:
 # their uname is their own
 VM_UNAME = {"fsync-reclaim-btrfs-v7-zstd.dat": "fsync-reclaim-btrfs-v7-zstd.uname.txt",
             "all-events-ext4-v7-zstd.dat": "all-events-ext4-v7-zstd.uname.txt",
             "instance-ext4-v7-zstd.dat": "instance-ext4-v7-zstd.uname.txt",
-            "instance-ext4-v6.dat": "instance-ext4-v6.uname.txt"}
+            "instance-ext4-v6.dat": "instance-ext4-v6.uname.txt",
+            "symbols-xfs-v7-zstd.dat": "symbols-xfs-v7-zstd.uname.txt"}
 
 W_FIO = "ext4 on 2 GiB loop (direct-io); fio psync 4k randwrite over a 256 MiB file, fsync every 32 writes, 8000 IOPS cap, 5 s"
 W_SNAP = ("btrfs on 4 GiB loop; fio seq buffered 4k writer (libaio qd32, 16 MB/s) in subvolume; after 2 s "
@@ -379,6 +381,8 @@ W_ALL = ("trace-cmd record -e all (every event of every subsystem, unfiltered, t
 W_INSTANCE = ("trace-cmd record -e sched:sched_switch -B wa -e writeback -e block: sched_switch in the top buffer, the "
               "writeback and block subsystems in trace instance wa (unfiltered, the whole machine); ext4 on 1 GiB loop; "
               "dd 12.5 MiB (64k blocks) with fsync, sync")
+W_SYMBOLS = ("trace-cmd record -e xfs -e workqueue -e writeback (unfiltered, the whole machine), kallsyms kept: pointers printed "
+             "as symbols (xfs caller_ip %pS, workqueue function %ps); xfs on 1 GiB loop; dd 4 MiB (64k blocks) with fsync, sync")
 
 FILES = [
     # file, kind, workload, paired_with, events-from, measurements
@@ -408,6 +412,7 @@ FILES = [
     ("all-events-ext4-v7-zstd.dat", "trace.dat", W_ALL, None, "all-events-ext4-v7-zstd", None),
     ("instance-ext4-v7-zstd.dat", "trace.dat", W_INSTANCE, None, "instance-ext4-v7-zstd", None),
     ("instance-ext4-v6.dat", "trace.dat", W_INSTANCE.replace("record ", "record --file-version 6 ", 1), None, "instance-ext4-v6", None),
+    ("symbols-xfs-v7-zstd.dat", "trace.dat", W_SYMBOLS, None, "symbols-xfs-v7-zstd", None),
 ]
 
 

@@ -22,6 +22,7 @@ V6 = "sync-xfs-v6.dat"
 V6_INSTANCE = "instance-ext4-v6.dat"
 V7_NONE = "snapshot-btrfs-v7-none.dat"
 V7_ZSTD = "lost-events-v7-zstd.dat"
+V7_KALLSYMS = "symbols-xfs-v7-zstd.dat"
 V7_ZLIB = "dbench-btrfs-v7-zlib.dat"
 TEXT = "tracefs-ext4.trace.txt"
 BLK = "blk-ext4-fsync"
@@ -363,6 +364,8 @@ CASES = [
     Case("v7-section-past-end", dat(V7_NONE, lambda d, l: patch(d, l.option_fields[L.SEC_FORMATS], "<Q", len(d) + 4096)), "truncated file: a section is at offset"),
     Case("v7-buffer-cpus-1M", dat(V7_NONE, lambda d, l: patch(d, buffer_cpus_field(l), "<I", 1 << 20)), "BUFFER option claims 1048576 CPUs"),
     Case("v7-buffer-page-size-0", dat(V7_NONE, lambda d, l: patch(d, buffer_cpus_field(l) - 4, "<I", 0)), "bad page size 0"),
+    # Symbols only name pointers: an unreadable kallsyms costs them, not the events.
+    Case("v7-kallsyms-usize-lie", dat(V7_KALLSYMS, section_usize_lie(L.SEC_KALLSYMS)), "", expect=0),
     Case("v7-unknown-compression", dat(V7_ZSTD, lambda d, l: d.replace(b"zstd\0", b"lzma\0", 1)), 'unknown compression "lzma"'),
     Case("v7-zstd-chunk-zsize-lie", dat(V7_ZSTD, lambda d, l: patch(d, l.cpus[0].chunks[4][0], "<I", 0xFFFFFFF0)), "compressed chunk claims", kept=True),
     Case("v7-zstd-chunk-usize-lie", dat(V7_ZSTD, lambda d, l: patch(d, l.cpus[1].chunks[5][0] + 4, "<I", l.cpus[1].chunks[5][2] + 4096)), "compressed block gave 40960 bytes, header says 45056", kept=True),

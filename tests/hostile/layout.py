@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 MAGIC = b"\x17\x08\x44tracing"
 #: v7 section ids (the option ids that point at them) and flags.
 OPT_DONE, OPT_BUFFER = 0, 3
-SEC_HEADER_INFO, SEC_FTRACE, SEC_FORMATS, SEC_CMDLINES = 16, 17, 18, 21
+SEC_HEADER_INFO, SEC_FTRACE, SEC_FORMATS, SEC_KALLSYMS, SEC_CMDLINES = 16, 17, 18, 19, 21
 COMPRESSED = 1
 BLK_HEADER = 48
 

@@ -38,6 +38,7 @@ class Conversion:
     conv: str  # d i o u x X c s p ...
     pext: str  # %p extension letters (ps, pS, pU, ...)
     zero_x: bool  # the literal before ends with "0x"
+    length: str = ""  # the length modifier: "" (int), h, hh, l, ll, z ...
 
 
 def _split_format(text: str) -> tuple[str, str]:
@@ -133,7 +134,7 @@ def _pieces(print_fmt: str) -> list[tuple[str | None, Conversion | None]]:
         f = _FIELD.match(_strip(args[ai]))
         ai += 1
         pext = m["pext"] if m["conv"] == "p" else ""
-        pieces.append((f[1] if f else None, Conversion(m["conv"], pext, literal.endswith("0x"))))
+        pieces.append((f[1] if f else None, Conversion(m["conv"], pext, literal.endswith("0x"), m["len"] or "")))
         literal = ""
     if literal or last < len(fmt):
         pieces.append((None, None))

@@ -42,6 +42,11 @@ pub struct Metadata {
     pub bad_formats: Vec<(String, String, String, u64)>,
     pub cmdlines: HashMap<i32, String>,
     pub kallsyms_bytes: u64,
+    /// The kernel symbols of the kallsyms section, as libtraceevent registers
+    /// them, in the file's order; `kallsyms_note` says why there are none when
+    /// the section could not be read.
+    pub kallsyms: Vec<Ksym>,
+    pub kallsyms_note: Option<String>,
     pub printk_bytes: u64,
     /// The printk formats section: (address, text) of the constant strings
     /// events point at (tracepoint_string(), trace_printk() formats).
@@ -256,6 +261,8 @@ struct Builder {
     bad_formats: Vec<(String, String, String, u64)>,
     cmdlines: HashMap<i32, String>,
     kallsyms_bytes: u64,
+    kallsyms: Vec<Ksym>,
+    kallsyms_note: Option<String>,
     printk_bytes: u64,
     printk_strings: Vec<(u64, String)>,
 }
@@ -271,6 +278,8 @@ impl Builder {
             bad_formats: Vec::new(),
             cmdlines: HashMap::new(),
             kallsyms_bytes: 0,
+            kallsyms: Vec::new(),
+            kallsyms_note: None,
             printk_bytes: 0,
             printk_strings: Vec::new(),
         }
@@ -359,8 +368,11 @@ impl Builder {
 
     fn kallsyms(&mut self, r: &mut ByteReader) -> Result<(), Damage> {
         let n = r.u32("kallsyms size")?;
-        r.sized(n as u64, "kallsyms")?;
+        let data = r.sized(n as u64, "kallsyms")?;
         self.kallsyms_bytes = n as u64;
+        let (symbols, note) = kallsyms(data);
+        self.kallsyms = symbols;
+        self.kallsyms_note = note;
         Ok(())
     }
 
@@ -439,6 +451,8 @@ impl Builder {
             bad_formats: self.bad_formats,
             cmdlines: self.cmdlines,
             kallsyms_bytes: self.kallsyms_bytes,
+            kallsyms: self.kallsyms,
+            kallsyms_note: self.kallsyms_note,
             printk_bytes: self.printk_bytes,
             printk_strings: self.printk_strings,
             options,
@@ -451,6 +465,68 @@ impl Builder {
             unread,
         })
     }
+}
+
+/// Symbols kept from one kallsyms (about 100 bytes each in memory): a 6.18
+/// kernel lists 122,160, a distribution kernel with its modules loaded a few
+/// hundred thousand; a hostile section of 64 MiB of short lines would list
+/// millions.
+const MAX_KSYMS: usize = 1_000_000;
+
+/// A kernel symbol of /proc/kallsyms: `ffffffffa0c3e010 t xfs_ilock\t[xfs]`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Ksym {
+    pub address: u64,
+    pub kind: char,
+    pub name: String,
+    pub module: Option<String>,
+    /// 1-based line in the kallsyms text.
+    pub line: u32,
+}
+
+/// /proc/kallsyms as trace-cmd saved it, read the way libtraceevent registers
+/// it (tep_parse_kallsyms): each line `ADDRESS TYPE NAME`, then `\t[MODULE]`
+/// for a module's symbol; names starting with `$` (ARM's mapping symbols) and
+/// absolute symbols (type A or a: x86-64's per-CPU offsets, `0000000000000000
+/// A fixed_percpu_data`) are skipped. A line that is not of that form ends the
+/// reading, as it does libtraceevent's: the symbols before it are kept and the
+/// note says where it stopped.
+pub fn kallsyms(data: &[u8]) -> (Vec<Ksym>, Option<String>) {
+    let mut out = Vec::new();
+    for (i, raw) in data.split(|&b| b == b'\n').enumerate() {
+        if out.len() == MAX_KSYMS {
+            return (out, Some(format!("kallsyms lists more than {MAX_KSYMS} symbols: those from line {} on are not read", i + 1)));
+        }
+        let line = String::from_utf8_lossy(raw);
+        if line.trim().is_empty() {
+            continue;
+        }
+        let t = line.trim_start();
+        let (addr, rest) = t.split_once(|c: char| c.is_ascii_whitespace()).unwrap_or((t, ""));
+        let address = u64::from_str_radix(addr.strip_prefix("0x").unwrap_or(addr), 16).ok();
+        let rest = rest.trim_start();
+        let mut chars = rest.chars();
+        let kind = chars.next();
+        let rest = chars.as_str().trim_start();
+        let name_end = rest.find(|c: char| c.is_ascii_whitespace()).unwrap_or(rest.len());
+        let (Some(address), Some(kind), false) = (address, kind, name_end == 0) else {
+            return (
+                out,
+                Some(format!("kallsyms line {} is not `ADDRESS TYPE NAME`: {:?}; the symbols after it are not read", i + 1, line)),
+            );
+        };
+        let name = &rest[..name_end];
+        if name.starts_with('$') || kind == 'A' || kind == 'a' {
+            continue;
+        }
+        // `\t[xfs]`: libtraceevent drops the last character, the `]`.
+        let module = rest[name_end..].strip_prefix("\t[").map(|m| {
+            let m = m.split(|c: char| c.is_ascii_whitespace()).next().unwrap_or("");
+            m[..m.len().saturating_sub(1)].to_string()
+        });
+        out.push(Ksym { address, kind, name: name.to_string(), module, line: (i + 1) as u32 });
+    }
+    (out, None)
 }
 
 /// The lines of /sys/kernel/tracing/printk_formats as trace-cmd saved them,
@@ -667,13 +743,27 @@ fn parse_v7(file: &[u8], mut r: ByteReader, long_size: u8, page_size: u32) -> Re
         if !read_ids.insert(sid) {
             continue;
         }
-        if matches!(sid, options::KALLSYMS | options::BTF_FILE | options::MODULES_FILE) {
-            // Not needed to decode events (kallsyms alone is megabytes):
-            // only their size is kept, without inflating them.
+        if matches!(sid, options::BTF_FILE | options::MODULES_FILE) {
+            // Not needed to decode events: not inflated.
+            section_size(file, offset, endian)?;
+            continue;
+        }
+        if sid == options::KALLSYMS {
+            // Only for printing pointers as symbols: a section that cannot be
+            // read costs the symbols, not the capture.
             let size = section_size(file, offset, endian)?;
             // kallsyms starts with a u32 size of the text that follows.
-            if sid == options::KALLSYMS {
-                b.kallsyms_bytes = size.saturating_sub(4);
+            b.kallsyms_bytes = size.saturating_sub(4);
+            match section(file, offset, endian, &mut inflater, &mut scratch) {
+                Ok((options::KALLSYMS, _, mut s)) => {
+                    if let Err(d) = b.kallsyms(&mut s) {
+                        b.kallsyms_note = Some(format!("offset {:#x}: {}", d.offset, d.reason));
+                    }
+                }
+                Ok((id, ..)) => {
+                    b.kallsyms_note = Some(format!("offset {offset:#x}: option points to section {sid} but found section {id}"))
+                }
+                Err(d) => b.kallsyms_note = Some(format!("offset {:#x}: {}", d.offset, d.reason)),
             }
             continue;
         }
@@ -780,6 +870,41 @@ garbage line\n\
         // ncpus = 1 of 2: the second CPU's pages.
         let u = unlisted_v6(&[cpu(0, 4096, 8192)], 1000, 16384, 4096, 1).unwrap();
         assert_eq!((u.offset, u.bytes), (12288, 4096));
+    }
+
+    #[test]
+    fn kallsyms_are_read_as_libtraceevent_registers_them() {
+        let text = b"ffffffff81000000 T _stext\n\
+0000000000000000 A fixed_percpu_data\n\
+ffffffff81000010 t $x\n\
+\n\
+ffffffffa0c3e010 t xfs_ilock\t[xfs]\n\
+ffffffff81000020 W weak_fn\n";
+        let (got, note) = kallsyms(text);
+        assert_eq!(note, None);
+        let ksym = |address, kind, name: &str, module: Option<&str>, line| Ksym {
+            address,
+            kind,
+            name: name.into(),
+            module: module.map(Into::into),
+            line,
+        };
+        assert_eq!(
+            got,
+            vec![
+                ksym(0xffffffff81000000, 'T', "_stext", None, 1),
+                ksym(0xffffffffa0c3e010, 't', "xfs_ilock", Some("xfs"), 5),
+                ksym(0xffffffff81000020, 'W', "weak_fn", None, 6),
+            ]
+        );
+        // A line without a name ends the reading; what came before stays.
+        let (got, note) = kallsyms(b"ffffffff81000000 T _stext\nffffffff81000010 T\nffffffff81000020 T after\n");
+        assert_eq!(got.len(), 1);
+        assert!(note.unwrap().starts_with("kallsyms line 2 is not"));
+        // Memory stays bounded whatever the section lists.
+        let (got, note) = kallsyms(&b"1 T a\n".repeat(MAX_KSYMS + 5));
+        assert_eq!(got.len(), MAX_KSYMS);
+        assert!(note.unwrap().contains("those from line 1000001 on are not read"));
     }
 
     #[test]

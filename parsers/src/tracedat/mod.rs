@@ -55,6 +55,7 @@ pub struct RunReport {
 pub const LOST_TABLE: &str = "lost_events";
 pub const TASKS_TABLE: &str = "tasks";
 pub const PRINTK_TABLE: &str = "printk_strings";
+pub const KALLSYMS_TABLE: &str = "kallsyms";
 /// The events read from a trace instance other than the top one: (id, instance).
 pub const INSTANCE_TABLE: &str = "instance_events";
 /// Rows per `syscall_spans` batch.
@@ -72,6 +73,17 @@ pub fn tasks_schema() -> SchemaRef {
 
 pub fn printk_schema() -> SchemaRef {
     Arc::new(Schema::new(vec![Field::new("address", DataType::UInt64, false), Field::new("text", DataType::Utf8, false)]))
+}
+
+pub fn kallsyms_schema() -> SchemaRef {
+    Arc::new(Schema::new(vec![
+        Field::new("address", DataType::UInt64, false),
+        Field::new("type", DataType::Utf8, false),
+        Field::new("name", DataType::Utf8, false),
+        Field::new("module", DataType::Utf8, true),
+        Field::new("line", DataType::UInt32, false),
+        Field::new("next_address", DataType::UInt64, true),
+    ]))
 }
 
 pub fn instance_schema() -> SchemaRef {
@@ -238,6 +250,10 @@ impl TraceDat {
             put("instances_not_ingested", m.other_instances.join(","));
         }
         put("kallsyms_bytes", m.kallsyms_bytes.to_string());
+        put("kallsyms_symbols", m.kallsyms.len().to_string());
+        if let Some(n) = &m.kallsyms_note {
+            put("kallsyms_unread", n.clone());
+        }
         put("saved_cmdlines", m.cmdlines.len().to_string());
         put("printk_strings", m.printk_strings.len().to_string());
         put("event_formats", m.formats.len().to_string());
@@ -321,6 +337,7 @@ impl TraceDat {
         }
         out(TASKS_TABLE, self.tasks_batch());
         out(PRINTK_TABLE, self.printk_batch());
+        out(KALLSYMS_TABLE, self.kallsyms_batch());
         report.stats = self.stats(&streams, &instance_of, dec.decode_stats());
         if spans.evicted > 0 {
             report.stats.push(Stat::new(
@@ -378,6 +395,28 @@ impl TraceDat {
         let address = arrow_array::UInt64Array::from_iter_values(rows.iter().map(|(a, _)| *a));
         let text = arrow_array::StringArray::from_iter_values(rows.iter().map(|(_, t)| t.as_str()));
         RecordBatch::try_new(printk_schema(), vec![Arc::new(address), Arc::new(text)]).expect("printk batch")
+    }
+
+    /// The kernel symbols, in the file's order, each with the next greater
+    /// address of any symbol: libtraceevent prints a pointer under %ps/%pS as
+    /// the symbol at the greatest address not above it, and only when it lies
+    /// below the next one (`xfs_ilock+0x19`); past the last symbol, only an
+    /// exact address is named.
+    pub fn kallsyms_batch(&self) -> RecordBatch {
+        let rows = &self.meta.kallsyms;
+        let mut starts: Vec<u64> = rows.iter().map(|k| k.address).collect();
+        starts.sort_unstable();
+        starts.dedup();
+        let next = |a: u64| starts.get(starts.partition_point(|&x| x <= a)).copied();
+        let cols: Vec<arrow_array::ArrayRef> = vec![
+            Arc::new(arrow_array::UInt64Array::from_iter_values(rows.iter().map(|k| k.address))),
+            Arc::new(arrow_array::StringArray::from_iter_values(rows.iter().map(|k| k.kind.to_string()))),
+            Arc::new(arrow_array::StringArray::from_iter_values(rows.iter().map(|k| k.name.as_str()))),
+            Arc::new(arrow_array::StringArray::from_iter(rows.iter().map(|k| k.module.as_deref()))),
+            Arc::new(arrow_array::UInt32Array::from_iter_values(rows.iter().map(|k| k.line))),
+            Arc::new(arrow_array::UInt64Array::from_iter(rows.iter().map(|k| next(k.address)))),
+        ];
+        RecordBatch::try_new(kallsyms_schema(), cols).expect("kallsyms batch")
     }
 
     /// The CPU data read: the top instance's CPUs in order, then each other
@@ -488,6 +527,15 @@ impl TraceDat {
                 unread,
                 "bytes of CPU data read as no CPU's: an id beyond the CPU count, a CPU listed twice, data the CPU table leaves out \
                  (where and why: trace_info.damage)",
+            ));
+        }
+        if let Some(note) = &self.meta.kallsyms_note {
+            v.push(Stat::new(
+                "kallsyms_unread",
+                None,
+                Severity::DataLoss,
+                1,
+                &format!("the kallsyms section could not be read, so pointers stay addresses (ksym() gives them in hex): {note}"),
             ));
         }
         if !self.meta.other_instances.is_empty() {
