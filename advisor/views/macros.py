@@ -38,8 +38,8 @@ HELPERS = (
      "the text trace-cmd report prints for a pointer field its print format shows with %ps: the kernel symbol at the "
      "greatest address not above the value, from the trace.dat's copy of /proc/kallsyms (`ksym(function)` of "
      "workqueue_execute_start = `wb_workfn`, the flusher's work); the address in hex when no symbol covers it or "
-     "the capture has no kallsyms (trace-cmd record hides nothing by default; a copy made with kallsyms unreadable "
-     "has none); text captures print the symbol itself"),
+     "the file has no kallsyms (recorded where /proc/kallsyms could not be read); text captures print the symbol "
+     "itself"),
     ("ksymoff(value)",
      "the same for %pS: the symbol and the offset into it (`ksymoff(caller_ip)` of xfs_ilock = "
      "`xfs_ilock_data_map_shared+0x19`)"),

@@ -40,7 +40,8 @@ class Symbols:
         return cls([ln for ln in out.splitlines() if not ln.startswith("\t")])
 
     def accepts(self, address: int, printed: str, with_offset: bool) -> bool:
-        """Whether trace-cmd may print `printed` for `address` (None: not named)."""
+        """Whether trace-cmd may print `printed` for `address`; False too when no
+        symbol covers it (trace-cmd then prints the address in hex)."""
         i = bisect.bisect_right(self.addrs, address) - 1
         if i < 0 or (i == len(self.addrs) - 1 and address != self.addrs[i]):
             return False
