@@ -584,15 +584,7 @@ fn parse_v6(file: &[u8], mut r: ByteReader, long_size: u8, page_size: u32) -> Re
                 break;
             }
             b"flyrecord\0" => {
-                // The table needs 16 bytes per CPU: check before looping.
-                if ncpus as usize > r.remaining() / 16 {
-                    return Err(Damage::new(r.offset(), format!("flyrecord table for {ncpus} CPUs does not fit in the file")));
-                }
-                for cpu in 0..ncpus {
-                    let offset = r.u64("cpu data offset")?;
-                    let size = r.u64("cpu data size")?;
-                    cpus.push(CpuData { cpu, offset, size });
-                }
+                cpus = v6_cpu_table(&mut r, ncpus)?;
                 let table_end = r.offset();
                 for b in opts.buffers.iter_mut().filter(|b| !b.name.is_empty()) {
                     b.cpus = v6_instance_cpus(file, b.section_offset, r.endian, ncpus).unwrap_or_default();
@@ -636,10 +628,20 @@ fn v6_instance_cpus(file: &[u8], offset: u64, endian: Endian, ncpus: u32) -> Opt
         }
         tag = r.bytes(10, "instance data type tag").ok()?;
     }
-    if tag != b"flyrecord\0" || ncpus as usize > r.remaining() / 16 {
+    if tag != b"flyrecord\0" {
         return None;
     }
-    (0..ncpus).map(|cpu| Some(CpuData { cpu, offset: r.u64("cpu data offset").ok()?, size: r.u64("cpu data size").ok()? })).collect()
+    v6_cpu_table(&mut r, ncpus).ok()
+}
+
+/// A v6 flyrecord table, after its `flyrecord\0` tag: an (offset, size) pair
+/// of u64 for each of the file's `ncpus` CPUs.
+fn v6_cpu_table(r: &mut ByteReader, ncpus: u32) -> Result<Vec<CpuData>, Damage> {
+    // The table needs 16 bytes per CPU: check before looping.
+    if ncpus as usize > r.remaining() / 16 {
+        return Err(Damage::new(r.offset(), format!("flyrecord table for {ncpus} CPUs does not fit in the file")));
+    }
+    (0..ncpus).map(|cpu| Ok(CpuData { cpu, offset: r.u64("cpu data offset")?, size: r.u64("cpu data size")? })).collect()
 }
 
 /// Read a v7 section header at `offset`; return (id, flags, payload).
