@@ -6,13 +6,15 @@
 # instance "wa". `trace-cmd report` merges the two in time order and prefixes the
 # instance's events with "wa: ". Workload: dd of 12.5 MiB in 64 KiB blocks with fsync
 # on ext4 (1 GiB loop device), then sync(1); the whole machine is traced.
-# trace-cmd defaults (v7, zstd). Under kernel lockdown trace-cmd cannot write the
+# trace-cmd defaults (v7, zstd); FILE_VERSION=6 records file version 6 instead
+# (capture 29). Under kernel lockdown trace-cmd cannot write the
 # instance's function-tracer files either, so the instance is made here and those
 # files are masked in a private mount namespace (as capture/tc-small does for the top
 # ones), then `trace-cmd record -B wa` uses it; kallsyms hidden likewise.
 set -euo pipefail
 source "$(dirname "$(readlink -f "$0")")/lib.sh"
-NAME=instance-ext4-v7-zstd
+FILE_VERSION=${FILE_VERSION:-7}
+if [ "$FILE_VERSION" = 7 ]; then NAME=instance-ext4-v7-zstd; VERSION_ARGS=(); else NAME=instance-ext4-v$FILE_VERSION; VERSION_ARGS=(--file-version "$FILE_VERSION"); fi
 WORK=${WORK:-/tmp/wa-capture/$NAME}; MNT=$WORK/mnt; IMG=$WORK/disk.img
 INST=$TRACEFS/instances/wa
 mkdir -p "$WORK" "$MNT"
@@ -23,7 +25,7 @@ mkfs.ext4 -q -F "$DEV"; mount "$DEV" "$MNT"
 log "device $DEV bdi $(loop_bdi "$DEV")"
 sync
 
-ARGS=(-e sched:sched_switch -B wa -e writeback -e block)
+ARGS=("${VERSION_ARGS[@]}" -e sched:sched_switch -B wa -e writeback -e block)
 save_args "$NAME" "${ARGS[@]}"
 cat > "$WORK/workload.sh" <<WL
 #!/bin/bash

@@ -1,50 +1,6 @@
 #!/bin/bash
 # Capture 29: instance-ext4-v6.dat
-# A trace instance besides the top buffer, as `trace-cmd record -B NAME` makes one
-# (users pick an instance so as not to disturb another tool using the top buffer):
-# sched:sched_switch in the top buffer, the whole writeback and block subsystems in the
-# instance "wa". `trace-cmd report` merges the two in time order and prefixes the
-# instance's events with "wa: ". Workload: dd of 12.5 MiB in 64 KiB blocks with fsync
-# on ext4 (1 GiB loop device), then sync(1); the whole machine is traced.
-# File version 6 (`--file-version 6`, uncompressed): trace-cmd before 3.0 wrote only this
-# version, and a v6 BUFFER option holds just the name and the offset of the instance's CPU
-# table (v7 lists its CPUs in the option itself). Under kernel lockdown trace-cmd cannot write the
-# instance's function-tracer files either, so the instance is made here and those
-# files are masked in a private mount namespace (as capture/tc-small does for the top
-# ones), then `trace-cmd record -B wa` uses it; kallsyms hidden likewise.
-set -euo pipefail
-source "$(dirname "$(readlink -f "$0")")/lib.sh"
-NAME=instance-ext4-v6
-WORK=${WORK:-/tmp/wa-capture/$NAME}; MNT=$WORK/mnt; IMG=$WORK/disk.img
-INST=$TRACEFS/instances/wa
-mkdir -p "$WORK" "$MNT"
-tracing_busy && exit 1
-DEV=$(setup_loop "$IMG" 1G)
-trap 'cleanup_fs "$MNT" "$DEV" "$IMG"; rmdir "$INST" 2>/dev/null || true' EXIT
-mkfs.ext4 -q -F "$DEV"; mount "$DEV" "$MNT"
-log "device $DEV bdi $(loop_bdi "$DEV")"
-sync
-
-ARGS=(--file-version 6 -e sched:sched_switch -B wa -e writeback -e block)
-save_args "$NAME" "${ARGS[@]}"
-cat > "$WORK/workload.sh" <<WL
-#!/bin/bash
-dd if=/dev/zero of="$MNT/f" bs=64k count=200 conv=fsync status=none
-sync
-WL
-chmod +x "$WORK/workload.sh"
-uname -a > "$OUTDIR/measurements/$NAME.uname.txt"
-mkdir -p "$INST"
-unshare -m --propagation private bash -c '
-  set -eu
-  D=$(mktemp -d); echo 1 > "$D/ftrace_enabled"
-  mount --bind "$D/ftrace_enabled" /proc/sys/kernel/ftrace_enabled
-  for dir in '"$TRACEFS"' '"$INST"'; do
-    for f in set_ftrace_filter set_ftrace_notrace set_graph_function set_graph_notrace set_ftrace_pid set_ftrace_notrace_pid; do
-      [ -e "$dir/$f" ] || continue
-      g=$D/$(echo "$dir/$f" | tr / _); : > "$g"; mount --bind "$g" "$dir/$f"
-    done
-  done
-  : > "$D/kallsyms"; mount --bind "$D/kallsyms" /proc/kallsyms
-  exec trace-cmd record -q -o "$0" "$@"' "$OUTDIR/$NAME.dat" "${ARGS[@]}" "$WORK/workload.sh"
-trace_summary "$OUTDIR/$NAME.dat"
+# Capture 28 in file version 6 (`--file-version 6`, uncompressed): trace-cmd before 3.0
+# wrote only this version, and a v6 BUFFER option holds just the name and the offset of
+# the instance's CPU table (v7 lists its CPUs in the option itself).
+exec env FILE_VERSION=6 "$(dirname "$(readlink -f "$0")")/28-instance-ext4.sh" "$@"
