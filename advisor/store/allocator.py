@@ -24,17 +24,39 @@ _M_MMAP_THRESHOLD = -3
 _THRESHOLD_BYTES = 4 * 1024 * 1024
 
 
+def _glibc():
+    """The C library when it is glibc (musl and others have neither the thresholds nor malloc_trim)."""
+    try:
+        libc = ctypes.CDLL(None)
+        libc.gnu_get_libc_version  # noqa: B018 - present in glibc alone
+    except (OSError, AttributeError):
+        return None
+    return libc
+
+
 def return_freed_memory() -> None:
     """On glibc only (musl and others have no such thresholds); a user's own
     MALLOC_MMAP_THRESHOLD_ or MALLOC_TRIM_THRESHOLD_ is left as set."""
     if "MALLOC_MMAP_THRESHOLD_" in os.environ or "MALLOC_TRIM_THRESHOLD_" in os.environ:
         return
-    try:
-        libc = ctypes.CDLL(None)
-        libc.gnu_get_libc_version  # noqa: B018 - present in glibc alone
-        mallopt = libc.mallopt
-    except (OSError, AttributeError):
+    libc = _glibc()
+    if libc is None:
         return
+    mallopt = libc.mallopt
     mallopt.argtypes = [ctypes.c_int, ctypes.c_int]
     mallopt(_M_MMAP_THRESHOLD, _THRESHOLD_BYTES)
     mallopt(_M_TRIM_THRESHOLD, _THRESHOLD_BYTES)
+
+
+def trim_freed_memory() -> None:
+    """Hand back what the parser and encoder threads freed, before DuckDB builds the
+    catalog. Each thread allocates from its own glibc arena, and an arena gives back
+    only the free space at its top: the free chunks between live ones stay resident
+    after the threads end. malloc_trim(0) releases the free pages anywhere in every
+    arena. On an `-e all` capture (2,323 event formats, 751 k events) 93 of 163 MiB
+    resident was such free space when the parsers were done, and DuckDB's catalog then
+    grew on top of it: ingest peaked at 259-264 MiB without this, 215-220 MiB with it
+    (3 runs each); each call takes under 10 ms."""
+    libc = _glibc()
+    if libc is not None:
+        libc.malloc_trim(0)

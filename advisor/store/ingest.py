@@ -24,7 +24,7 @@ import duckdb
 from advisor import parsers
 from advisor.errors import TraceFormatError, TraceIOError, UsageError
 from advisor.store import blk_views, clocks, macros, parts, sink, views
-from advisor.store.allocator import return_freed_memory
+from advisor.store.allocator import return_freed_memory, trim_freed_memory
 from advisor.store.ddl import ident
 from advisor.store.interrupts import interruptible
 from advisor.store.replace import StoreWriteError, check_target, current_token, publish, temporary, write_checksum, write_fault
@@ -278,6 +278,7 @@ def _load(con, sources, inputs: Inputs, digest: str, progress: Progress | None, 
     for src in sources:
         _load_source(tables, src, state, lambda d, _t, base=done_before: progress and progress(base + d, total))
         done_before += src.total_bytes
+    trim_freed_memory()  # the parsers are done; DuckDB's catalog comes next
     if "tasks" not in state.side:
         tables.declare("main", "tasks", [("pid", "INTEGER"), ("comm", "VARCHAR"), ("tgid", "INTEGER")])
     if "printk_strings" not in state.side:  # text captures print the strings themselves
@@ -296,6 +297,7 @@ def _load(con, sources, inputs: Inputs, digest: str, progress: Progress | None, 
     if "blk_events" in state.side:
         state.info.update(clocks.estimate(con, state.info.get("clock") if inputs.ftrace else None, state.info))
     _write_meta(con, state.info, state.stats, state.specs, state.rows)
+    trim_freed_memory()  # the parameters DuckDB copied event_formats from
     views.create(con, state.specs, state.schemas, state.rows)
     macros.create(con)
     if "blk_events" in state.side:
@@ -322,7 +324,7 @@ def _load_source(tables, src, state: _Loaded, progress: Progress | None) -> None
     specs = src.tables()
     new = {s["name"]: parsers.duckdb_columns(s["empty"]) for s in specs}
     for name, sch in new.items():
-        tables.declare("raw", name, sch)
+        tables.declare("raw", name, sch, when_empty=False)  # views.create covers those without rows
     state.specs.extend(specs)
     state.schemas.update(new)
     state.rows.update({name: 0 for name in new})

@@ -50,6 +50,21 @@ def _event_view(name: str, spec: dict, columns: Columns) -> str:
     )
 
 
+def _empty_event_view(name: str, spec: dict, columns: Columns) -> str:
+    """The view of an event type recorded but never seen: no stored table (sink.py),
+    the same columns with the same types as _event_view gives, and no rows."""
+    types = dict(columns)
+    physical = set(spec["physical_common"])
+    cols = []
+    for role, out_name in zip(COMMON, spec["common_names"]):
+        if out_name in physical:
+            cols.append(f"NULL::{types[out_name]} AS {ident(out_name)}")
+        else:
+            cols.append(f"NULL::{_NULL_TYPES[role]} AS {ident(out_name)}" if role in _NULL_TYPES else f"NULL AS {ident(out_name)}")
+    cols += [f"NULL::{sql_type} AS {ident(c)}" for c, sql_type in columns if c not in physical]
+    return f"CREATE VIEW {ident(name)} AS SELECT {', '.join(cols)} WHERE false;"
+
+
 def _union_branch(name: str, spec: dict) -> str:
     common = _common(spec, "r")
     sel = []
@@ -67,9 +82,11 @@ def create(con, specs: list[dict], schemas: dict[str, Columns], rows: dict[str, 
     union = []
     for name, schema in schemas.items():
         spec = by_name.get(name) or _text_spec(name, schema)
-        statements.append(_event_view(name, spec, schema))
         if rows.get(name):
+            statements.append(_event_view(name, spec, schema))
             union.append(_union_branch(name, spec))
+        else:
+            statements.append(_empty_event_view(name, spec, schema))
     if union:
         statements.append(
             "CREATE VIEW events AS SELECT u.id, u.ts, u.cpu, u.pid, COALESCE(u.tgid, t.tgid) AS tgid,"
