@@ -70,12 +70,12 @@ def check_checksum(store: Path) -> None:
     here, where DuckDB's own block checksums show only once a query reads
     the damaged block. Hashing is fast (about 2.5 GB/s; 6 ms for a 15 MB store)."""
     try:
-        want = checksum_path(store).read_text().strip()
+        want, _, token = checksum_path(store).read_text().strip().partition(" ")
     except FileNotFoundError:
         raise DamagedStoreError(f"{store}: cached store has no checksum (written by an earlier version, or cut short)") from None
     except OSError as e:
         raise DamagedStoreError(f"{store}: cached store's checksum is unreadable ({e.strerror})") from None
-    token = current_token(store)
+    token = token or current_token(store)  # a checksum written before the token was
     parts_dir = parts.directory(store, token) if token else None
     try:
         have = store_digest(store, parts_dir)

@@ -214,7 +214,7 @@ def ingest(
             con.close()
             con = None
             if checksum is not None:
-                write_checksum(checksum, store_digest(tmp.catalog, tmp.parts if writer else None))
+                write_checksum(checksum, store_digest(tmp.catalog, tmp.parts if writer else None), tmp.token if writer else None)
             # Rename into place; the store it replaced, if any, read other files: gone with it.
             publish(tmp, store, has_parts=writer is not None)
         except BaseException as e:

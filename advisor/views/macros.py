@@ -104,11 +104,13 @@ def create_over_views(con) -> None:
 
 
 def _value_names(con) -> dict[tuple[str, str], ValueNames]:
-    """(event, field) → its table. A field printed by two tables (btrfs_flush_space's
-    `flags=%llu(%s)` is one) keeps the first."""
+    """(event, field) → its table, for the event types the capture has events of: an
+    `-e all` capture records 635 formats that print names and sees 51 of them, and
+    parsing all 635 took 0.77 s of every command on it. A field printed by two tables
+    (btrfs_flush_space's `flags=%llu(%s)` is one) keeps the first."""
     out: dict[tuple[str, str], ValueNames] = {}
     try:
-        formats = con.execute("SELECT event, print_fmt FROM event_formats WHERE print_fmt LIKE '%\\_\\_print\\_%' ESCAPE '\\'").fetchall()
+        formats = con.execute("SELECT event, print_fmt FROM event_formats WHERE events > 0 AND print_fmt LIKE '%\\_\\_print\\_%' ESCAPE '\\'").fetchall()
     except Exception:  # noqa: BLE001 -- a store without formats (blktrace only): nothing to name
         formats = []
     for event, fmt in formats:

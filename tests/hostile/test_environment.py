@@ -8,7 +8,6 @@ half-written that looks complete."""
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import os
 import pty
 import select
@@ -168,10 +167,26 @@ def _parts_removed(store: Path) -> None:
     shutil.rmtree(_largest_part(store).parent)
 
 
+def _checksum_names_other_tables(store: Path) -> None:
+    # The checksum file names the parts directory it hashed: another name is damage too.
+    checksum = store.with_name(store.name + ".blake3")
+    digest, token = checksum.read_text().split()
+    checksum.write_text(f"{digest} 1-{token.split('-')[1][::-1]}\n")
+
+
+def _checksum_without_token(store: Path) -> str:
+    """As written before the checksum file named the parts directory: the digest alone."""
+    checksum = store.with_name(store.name + ".blake3")
+    digest, token = checksum.read_text().split()
+    checksum.write_text(digest + "\n")
+    return token
+
+
 @pytest.mark.parametrize(
     "damage",
-    [_truncate, _flip, _no_checksum, _part_overwritten, _part_removed, _parts_removed],
-    ids=["truncated", "bytes-overwritten", "no-checksum", "table-file-overwritten", "table-file-removed", "tables-removed"],
+    [_truncate, _flip, _no_checksum, _part_overwritten, _part_removed, _parts_removed, _checksum_names_other_tables],
+    ids=["truncated", "bytes-overwritten", "no-checksum", "table-file-overwritten", "table-file-removed", "tables-removed",
+         "checksum-names-other-tables"],
 )
 @pytest.mark.parametrize("cmd", [["ingest", str(SAMPLE), "--json"], ["sql", str(SAMPLE), "select count(*) from events", "-f", "csv"]])
 def test_damaged_cached_store_is_rebuilt_with_a_warning(tmp_path, damage, cmd):
@@ -186,6 +201,18 @@ def test_damaged_cached_store_is_rebuilt_with_a_warning(tmp_path, damage, cmd):
     # Rebuilt: the next run reads it without a warning.
     r = advisor(*cmd, env=cache_env(tmp_path))
     assert r.code == 0 and "damaged" not in r.err
+
+
+def test_a_checksum_without_the_parts_token_is_checked_against_the_catalogs(tmp_path):
+    store = _cached_store(tmp_path)
+    token = _checksum_without_token(store)
+    assert token in next(tmp_path.glob("*.parts")).name
+    cmd = ["sql", str(SAMPLE), "select count(*) from events", "-f", "csv"]
+    r = advisor(*cmd, env=cache_env(tmp_path))
+    assert r.code == 0 and "damaged" not in r.err, r.err
+    _part_overwritten(store)
+    r = advisor(*cmd, env=cache_env(tmp_path))
+    assert r.code == 0 and "cached store is damaged" in r.err, r.err
 
 
 # -- -o and --force ----------------------------------------------------------
