@@ -140,10 +140,13 @@ def _interrupt_until_handled(caught: int) -> None:
     deadline = time.monotonic() + _GIVE_UP_S
     while True:
         # Connections register in advisor.store.interrupts: a command that never
-        # loaded it (`advisor io` on blktrace files) has no query to stop.
-        interrupts = sys.modules.get("advisor.store.interrupts")
-        if interrupts is not None:
-            interrupts.interrupt_all()
+        # loaded it (`advisor io` on blktrace files) has no query to stop. The main
+        # thread may be inside its import (at `import duckdb`, 0.3 s into an ingest):
+        # the module is in sys.modules then, without interrupt_all yet, and no
+        # connection can be registered either.
+        interrupt_all = getattr(sys.modules.get("advisor.store.interrupts"), "interrupt_all", None)
+        if interrupt_all is not None:
+            interrupt_all()
         if _handled_count >= _seen_count or time.monotonic() > deadline:
             return
         time.sleep(_AGAIN_S)
