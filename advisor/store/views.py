@@ -52,7 +52,9 @@ def _event_view(name: str, spec: dict, columns: Columns) -> str:
 
 def _empty_event_view(name: str, spec: dict, columns: Columns) -> str:
     """The view of an event type recorded but never seen: no stored table (sink.py),
-    the same columns with the same types as _event_view gives, and no rows."""
+    the same columns with the same types as _event_view gives, and no rows. Constants,
+    not _event_view over an empty relation joined with `tasks`: on the `-e all` sample
+    (2,025 such views) that join made the ingest take 4.0-4.4 s instead of 2.9-3.1 s."""
     types = dict(columns)
     physical = set(spec["physical_common"])
     cols = []
