@@ -11,7 +11,7 @@ from advisor.errors import UsageError
 
 cache = typer.Typer(
     name="cache",
-    help="The stores cached per capture (one DuckDB file each, rebuilt on next use when removed).\n\n"
+    help="The stores cached per capture (one store each, rebuilt on next use when removed).\n\n"
          "Example: advisor cache list",
     no_args_is_help=False,
     invoke_without_command=True,

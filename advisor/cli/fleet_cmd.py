@@ -20,7 +20,7 @@ def analyze(
     jobs: Optional[int] = typer.Option(None, "--jobs", "-j", help="Processes for --engine local (default: one per CPU)."),
     top: int = typer.Option(3, "--top", help="Hosts listed per rule in the summary."),
     json_out: bool = typer.Option(False, "--json", help="The summary as JSON on stdout."),
-    rules_dir: Optional[Path] = typer.Option(None, "--rules-dir", help="Rule files to use instead of the bundled rules/."),
+    rules_dir: Optional[Path] = typer.Option(None, "--rules-dir", help="Your own rule files (*.toml): one with a bundled rule's id replaces it, the others are added."),
 ) -> None:
     """Run every rule (and the replay its findings quote) on each capture, write one row per
     capture and rule to a Parquet table, and summarize: verdicts by kernel, worst hosts per rule.

@@ -109,7 +109,7 @@ class _Reader:
         for old in ("events", "spans"):
             if old in d:
                 self.fail(old, "rules no longer name events: each [[queries]] lists the views it reads in `needs` "
-                               "(see docs/rule-files.md)")
+                               "(the views: advisor sql TRACE 'SELECT view, source FROM capture_views')")
         rid = self.get(d, "id", str, "top")
         if not ID_RE.match(rid) or rid != self.expected_id:
             self.fail("top", f"id {rid!r} must be a lower-case slug equal to {self.expected_id!r} (the file name)")
