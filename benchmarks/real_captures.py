@@ -106,7 +106,7 @@ QUERIES = {
 def compile_bytecode() -> None:
     """Compile the advisor's modules once before measuring. An installed package
     carries its bytecode (pip compiles at install time), but a checkout run with
-    PYTHONDONTWRITEBYTECODE=1 (set on the machine of the run below) recompiles
+    PYTHONDONTWRITEBYTECODE=1 (set on the machine of the README's runs) recompiles
     its 40-odd imported modules in every command: 40 ms of a 0.4 s ingest of a
     32 KB capture. Python reads existing .pyc files even when it may not write them."""
     subprocess.run([PY, "-c", "import compileall, os, advisor; "
