@@ -10,7 +10,8 @@ BLK_SAMPLE := sample_traces/blk-ext4-fsync
 ANALYZE_SAMPLE := sample_traces/stable-pages-ext4-v7-zstd.dat
 # chromium: the report's browser test opens the HTML file headless.
 # openjdk-17-jre-headless: Spark (advisor fleet analyze --engine spark and its tests).
-APT_PACKAGES := trace-cmd blktrace zstd chromium openjdk-17-jre-headless
+# python3-venv: `python3 -m venv` on Debian's own Python (a minimal install lacks ensurepip).
+APT_PACKAGES := trace-cmd blktrace zstd chromium openjdk-17-jre-headless python3-venv
 STAMP := .venv/.installed
 
 .PHONY: install demo test test-rust test-python test-installed fuzz-short bench clean
