@@ -8,7 +8,7 @@ from typing import List, Optional
 
 import typer
 
-from advisor.cli.console import JsonFlag, err, out, print_json
+from advisor.cli.console import JsonFlag, RulesDirOption, err, out, print_json
 from advisor.errors import UsageError
 
 FAIL_ON = ("affected", "at-risk")
@@ -21,7 +21,7 @@ def analyze(
     json_out: JsonFlag = False,
     limit: Optional[int] = typer.Option(None, "--limit", "-n", metavar="N", min=1, help="Rows per evidence table (default: the rule's own, 5 to 20); a cut table says how many it left out."),
     fail_on: Optional[str] = typer.Option(None, "--fail-on", metavar="affected|at-risk", help="Exit 1 when a finding is at or above this level: affected or at-risk."),
-    rules_dir: Optional[Path] = typer.Option(None, "--rules-dir", metavar="DIR", help="Your own rule files (*.toml): one with a bundled rule's id replaces it, the others are added."),
+    rules_dir: RulesDirOption = None,
     plots: bool = typer.Option(False, "--plots", help="Also draw the incident in the terminal (dirty pages, throughput, IO latency, stalls)."),
 ) -> None:
     """Match a capture against the documented writeback problems: verdict, evidence, recommendation per rule.

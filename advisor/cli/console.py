@@ -2,7 +2,7 @@
 on stdout (Rich tables when stdout is a terminal, plain aligned text when it is a pipe or
 a file, one JSON document with --json); progress, warnings and errors on stderr.
 
-The options every command shares (--json, --limit) are declared here once, and so are
+The options commands share (--json, --limit, --rules-dir) are declared here once, and so are
 the help's metavars (TRACE..., FILE, N) instead of Typer's type names (<list[Path]>, <bool>).
 """
 
@@ -11,7 +11,8 @@ from __future__ import annotations
 import json
 import os
 import sys
-from typing import Annotated
+from pathlib import Path
+from typing import Annotated, Optional
 
 import typer
 from rich import box
@@ -66,6 +67,8 @@ def terminal() -> bool:
 
 # --- the options every command shares ---------------------------------------------------
 JsonFlag = Annotated[bool, typer.Option("--json", help="The result as one JSON document on stdout (progress and warnings stay on stderr).")]
+RulesDirOption = Annotated[Optional[Path], typer.Option(
+    "--rules-dir", metavar="DIR", help="Your own rule files (*.toml): one with a bundled rule's id replaces it, the others are added.")]
 DEFAULT_LIMIT = 20
 
 

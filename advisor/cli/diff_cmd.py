@@ -7,6 +7,7 @@ from typing import List, Optional
 
 import typer
 
+from advisor.cli.console import RulesDirOption
 from advisor.errors import UsageError
 
 
@@ -15,7 +16,7 @@ def diff(
     before: Optional[List[Path]] = typer.Option(None, "--before", "-b", help="A capture of the setting before (repeatable: repeat runs)."),
     after: Optional[List[Path]] = typer.Option(None, "--after", "-a", help="A capture of the setting after (repeatable: repeat runs)."),
     json_out: bool = typer.Option(False, "--json", help="The comparison as JSON on stdout."),
-    rules_dir: Optional[Path] = typer.Option(None, "--rules-dir", help="Your own rule files (*.toml): one with a bundled rule's id replaces it, the others are added."),
+    rules_dir: RulesDirOption = None,
 ) -> None:
     """Compare captures before and after a change: differing capture facts, operation latency
     percentiles with a bootstrap interval, and every rule's verdict and metrics side by side.

@@ -8,6 +8,8 @@ from typing import List, Optional
 
 import typer
 
+from advisor.cli.console import RulesDirOption
+
 fleet = typer.Typer(help="Many captures at once: the findings of every capture as one Parquet table.", no_args_is_help=True)
 
 
@@ -20,7 +22,7 @@ def analyze(
     jobs: Optional[int] = typer.Option(None, "--jobs", "-j", help="Processes for --engine local (default: one per CPU)."),
     top: int = typer.Option(3, "--top", help="Hosts listed per rule in the summary."),
     json_out: bool = typer.Option(False, "--json", help="The summary as JSON on stdout."),
-    rules_dir: Optional[Path] = typer.Option(None, "--rules-dir", help="Your own rule files (*.toml): one with a bundled rule's id replaces it, the others are added."),
+    rules_dir: RulesDirOption = None,
 ) -> None:
     """Run every rule (and the replay its findings quote) on each capture, write one row per
     capture and rule to a Parquet table, and summarize: verdicts by kernel, worst hosts per rule.

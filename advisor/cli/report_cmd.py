@@ -8,7 +8,7 @@ from typing import List, Optional
 import typer
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
-from advisor.cli.console import JsonFlag, err, out, print_json
+from advisor.cli.console import JsonFlag, RulesDirOption, err, out, print_json
 from advisor.errors import TraceIOError
 
 
@@ -19,7 +19,7 @@ def report(
     problem: Optional[List[str]] = typer.Option(None, "--problem", "-p", metavar="ID", help="Replay only this problem id (repeatable); default all five."),
     no_replay: bool = typer.Option(False, "--no-replay", help="Leave the replay out."),
     json_out: JsonFlag = False,
-    rules_dir: Optional[Path] = typer.Option(None, "--rules-dir", metavar="DIR", help="Your own rule files (*.toml): one with a bundled rule's id replaces it, the others are added."),
+    rules_dir: RulesDirOption = None,
     compare: Optional[Path] = typer.Option(None, "--compare", metavar="TRACE", help="A capture after a change: both on one page, on shared axes (as advisor diff)."),
 ) -> None:
     """Write an HTML report: findings with evidence, charts of the incident on one time axis
