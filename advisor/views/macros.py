@@ -50,17 +50,21 @@ HELPERS = (
      "`SELECT count(*) FROM stalled_writes()`"),
 )
 
-# A task is in one write at a time: a wait belongs to the task's latest write that started
-# at or before it, if that write had not returned yet. An ASOF join is linear where a range
-# join would pair every write of a task with every wait of it; it holds every write it may
-# match, so it gets only the three columns that pair them (650,000 writes of dd: 28 MiB,
-# 38 MiB with dur_ns as a fourth, 47 MiB more with the task names).
+# A wait belongs to the write of its task that was running at the time: same pid,
+# start_ts <= ts <= end_ts (a task is in one write at a time). Both sides are cut into
+# buckets of the writes' mean duration, a write listed in each bucket it spans (3 per
+# write at most on average), so a hash join on (pid, bucket) pairs them: it holds the
+# waits and streams the writes past them. An ASOF join gave the same rows but sorted
+# every write first: 2.6 M writes of dd with 901 waits, none inside one, peaked at
+# 288 MiB that way and at 127 MiB this way, in the same time.
 _STALLED_WRITES = """
-WITH w AS (SELECT pid, start_ts, end_ts FROM write_ops WHERE complete)
+WITH width AS (SELECT greatest(1, avg(end_ts - start_ts))::BIGINT AS ns FROM write_ops WHERE complete),
+w AS (SELECT o.pid, o.start_ts, o.end_ts, unnest(range(o.start_ts // width.ns, o.end_ts // width.ns + 1)) AS bucket
+      FROM write_ops o, width WHERE o.complete),
+p AS (SELECT pw.pid, pw.ts, pw.bdi, pw.ino, pw.ts // width.ns AS bucket FROM page_waits pw, width)
 SELECT w.pid, w.start_ts, w.end_ts, w.end_ts - w.start_ts AS dur_ns, count(*) AS waits,
        any_value(p.bdi) AS bdi, any_value(p.ino) AS ino
-FROM page_waits p ASOF JOIN w ON p.pid = w.pid AND w.start_ts <= p.ts
-WHERE p.ts <= w.end_ts
+FROM w JOIN p ON p.pid = w.pid AND p.bucket = w.bucket AND p.ts BETWEEN w.start_ts AND w.end_ts
 GROUP BY w.pid, w.start_ts, w.end_ts"""
 
 
