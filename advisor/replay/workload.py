@@ -15,7 +15,7 @@ import numpy as np
 from advisor.replay import btrfs_log
 from advisor.replay import device as devices
 from advisor.replay.device import Device
-from advisor.views import Views, attach
+from advisor.views import Views, attach, held
 
 # The operations a replay uses: kind → domain view.
 OPS_VIEWS = {"sync": "sync_ops", "fsync": "fsync_ops", "sync_file_range": "sync_file_range_ops", "snapshot": "snapshot_ops",
@@ -185,6 +185,13 @@ def page_key(ino: np.ndarray, idx: np.ndarray) -> np.ndarray:
 def from_store(con, source: str, device_override: Device | None = None, views: Views | None = None) -> Workload:
     """The workload of a store, read through its domain views (advisor.views)."""
     views = views or attach(con)
+    # block_requests is read six times: the device, its flushes, data and metadata bytes,
+    # completion times, btrfs log commits.
+    with held(con, views, "block_requests"):
+        return _from_store(con, source, device_override, views)
+
+
+def _from_store(con, source: str, device_override: Device | None, views: Views) -> Workload:
     info = dict(con.execute("SELECT key, value FROM trace_info").fetchall())
     assumptions: list[str] = []
     page_size = int(info.get("page_size") or 4096)

@@ -13,6 +13,7 @@ from advisor.report.page import capture_section, chart_figure, findings_section,
 from advisor.report.replay_chart import by_problem, replay_chart
 from advisor.report.series import Incident, incident
 from advisor.rules import Rule
+from advisor.views import attach, held
 
 #: The steps a report goes through, for a progress bar.
 STEPS = ("replay", "analyze", "incident", "charts", "page")
@@ -30,12 +31,14 @@ def replay_doc(con, label: str, problems: list[str] | None, kernel: str | None) 
 
 def build(con, label: str, rules: list[Rule], release: KernelRelease | None = None, kernel: str | None = None,
           replay: bool = True, problems: list[str] | None = None, step: Callable[[str], None] = lambda s: None) -> str:
-    step("replay")
-    rdoc, why_not = replay_doc(con, label, problems, kernel) if replay else (None, "not asked for (--no-replay)")
-    step("analyze")
-    doc = diagnose(con, rules, release, label, rdoc)  # its findings quote this replay
-    step("incident")
-    inc = incident(con)
+    # The replay and the incident's charts read block_requests five times between them.
+    with held(con, attach(con), "block_requests"):
+        step("replay")
+        rdoc, why_not = replay_doc(con, label, problems, kernel) if replay else (None, "not asked for (--no-replay)")
+        step("analyze")
+        doc = diagnose(con, rules, release, label, rdoc)  # its findings quote this replay
+        step("incident")
+        inc = incident(con)
     step("charts")
     charts = incident_charts(inc)
     step("page")

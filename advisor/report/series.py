@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from advisor.views import Views, attach
+from advisor.views import Views, attach, held
 
 _LATENCY = """
 SELECT issue_ts AS ts, d2c_ns AS ns, write, dev FROM block_requests
@@ -82,7 +82,8 @@ def _block(con, views: Views, inc: Incident) -> None:
     if not views.met("block_requests"):
         inc.missing["block"] = "block:block_rq_issue and block:block_rq_complete (or blktrace)"
         return
-    lat, written = con.execute(_LATENCY).fetchnumpy(), con.execute(_WRITTEN).fetchnumpy()
+    with held(con, views, "block_requests"):
+        lat, written = con.execute(_LATENCY).fetchnumpy(), con.execute(_WRITTEN).fetchnumpy()
     source = "blktrace D→C" if views.built["block_requests"].source == "blktrace" else "block_rq_issue → block_rq_complete"
     if len(written["ts"]):
         inc.written = {"t": _seconds(inc, written["ts"]), "bytes": np.asarray(written["bytes"], dtype=np.float64),
