@@ -31,7 +31,7 @@ def replay_doc(con, label: str, problems: list[str] | None, kernel: str | None) 
 
 def build(con, label: str, rules: list[Rule], release: KernelRelease | None = None, kernel: str | None = None,
           replay: bool = True, problems: list[str] | None = None, step: Callable[[str], None] = lambda s: None) -> str:
-    # The replay and the incident's charts read block_requests five times between them.
+    # The replay and the incident's charts read block_requests eight times between them.
     with held(con, attach(con), "block_requests"):
         step("replay")
         rdoc, why_not = replay_doc(con, label, problems, kernel) if replay else (None, "not asked for (--no-replay)")
