@@ -146,7 +146,7 @@ def attach(con, hide: frozenset[str] = frozenset()) -> Views:
     for name, b in built.items():
         con.execute(f"CREATE OR REPLACE TEMP VIEW {ident(name)} AS {b.sql(present)}")
     if not hide:
-        for name in _held(con) & built.keys():
+        for name in _held_views(con) & built.keys():
             _read_held(con, name)
     macros.create_over_views(con)
     views = Views(present, built, filesystems.filesystems(con, present), hide)
@@ -168,11 +168,11 @@ def held(con, views: Views, name: str):
     the end of the block that made it. For a view a command reads many times: the replay
     and the report read block_requests up to nine times, and each read paired every
     issue with its completion again (on a 10.8 M-event ext4 capture with 1.74 M
-    requests: 4.4 s each time, the process at 770 MiB while it sorts)."""
-    if views.hidden or not views.built[name].available or name in _held(con):
+    requests: 3.3-4.4 s each time, the process at up to 1 GiB while it sorts)."""
+    if views.hidden or not views.built[name].available or name in _held_views(con):
         yield
         return
-    con.execute(f"CREATE TEMP TABLE {ident(_HELD + name)} AS SELECT * FROM {ident(name)}")
+    con.execute(f"CREATE TEMP TABLE {ident(_HELD_PREFIX + name)} AS SELECT * FROM {ident(name)}")
     try:
         _read_held(con, name)
         yield
@@ -181,19 +181,19 @@ def held(con, views: Views, name: str):
         # connection refusing more until the error is handled).
         with contextlib.suppress(duckdb.Error):
             con.execute(f"CREATE OR REPLACE TEMP VIEW {ident(name)} AS {views.built[name].sql(views.present)}")
-            con.execute(f"DROP TABLE IF EXISTS {ident(_HELD + name)}")
+            con.execute(f"DROP TABLE IF EXISTS {ident(_HELD_PREFIX + name)}")
 
 
-_HELD = "held_"
+_HELD_PREFIX = "held_"
 
 
-def _held(con) -> set[str]:
-    rows = con.execute("SELECT table_name FROM duckdb_tables() WHERE temporary AND starts_with(table_name, ?)", [_HELD]).fetchall()
-    return {r[0][len(_HELD):] for r in rows}
+def _held_views(con) -> set[str]:
+    rows = con.execute("SELECT table_name FROM duckdb_tables() WHERE temporary AND starts_with(table_name, ?)", [_HELD_PREFIX]).fetchall()
+    return {r[0][len(_HELD_PREFIX):] for r in rows}
 
 
 def _read_held(con, name: str) -> None:
-    con.execute(f"CREATE OR REPLACE TEMP VIEW {ident(name)} AS SELECT * FROM {ident(_HELD + name)}")
+    con.execute(f"CREATE OR REPLACE TEMP VIEW {ident(name)} AS SELECT * FROM {ident(_HELD_PREFIX + name)}")
 
 
 __all__ = ["CATALOG", "Built", "Column", "Filesystems", "Source", "Unmet", "View", "Views", "attach", "check_need", "held", "record_command", "record_events"]
