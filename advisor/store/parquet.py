@@ -104,7 +104,7 @@ def export(con, out_dir: Path, capture: str, progress: Callable[[int, int], None
             _remove_abandoned(out_dir)
     except OSError as e:
         raise TraceIOError(f"{e.filename or out_dir}: {e.strerror}") from None
-    writer = parts.Writer(staging)
+    writer = parts.Writer(staging, compression="zstd")
     try:
         writer.open()
         written = {}

@@ -52,17 +52,22 @@ def token_of(store: Path, parts: Path) -> str:
 class Writer:
     """One Parquet file per table, appended batch by batch (a row group per
     batch: the parsers hand over up to 262,144 rows at a time), encoded on
-    `threads` threads of its own, each table on one of them."""
+    `threads` threads of its own, each table on one of them.
 
-    def __init__(self, parts: Path, threads: int = 1):
+    `compression`: "lz4" for the store's own files, which only DuckDB reads (the
+    cheaper to write: 2.9 against 3.2 s of CPU to ingest 9.44 M events, for files
+    a fifth larger); "zstd" for Parquet other readers take (the fleet export)."""
+
+    def __init__(self, parts: Path, threads: int = 1, compression: str = "lz4"):
         self.parts = parts
         self.threads = threads
+        self.compression = compression
         self._files: _parsers.PartsWriter | None = None
         self.paths: dict[str, Path] = {}
 
     def open(self) -> None:
         self.parts.mkdir()
-        self._files = _parsers.PartsWriter(str(self.parts), self.threads)
+        self._files = _parsers.PartsWriter(str(self.parts), self.threads, self.compression)
 
     def write(self, table: str, reader) -> int:
         """Append every batch of one Arrow stream; the rows written."""

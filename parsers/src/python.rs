@@ -281,11 +281,14 @@ fn parts_err(e: PartsError) -> PyErr {
 
 #[pymethods]
 impl PyPartsWriter {
-    /// `threads`: how many threads encode the files (a table is on one of them).
+    /// `threads`: how many threads encode the files (a table is on one of them);
+    /// `compression`: "zstd" or "lz4".
     #[new]
-    #[pyo3(signature = (dir, threads=1))]
-    fn new(dir: PathBuf, threads: usize) -> PyResult<Self> {
-        Ok(PyPartsWriter { inner: Mutex::new(crate::parts::PartsWriter::new(&dir, threads).map_err(parts_err)?) })
+    #[pyo3(signature = (dir, threads=1, compression="zstd"))]
+    fn new(dir: PathBuf, threads: usize, compression: &str) -> PyResult<Self> {
+        let codec = crate::parts::Codec::parse(compression)
+            .ok_or_else(|| pyo3::exceptions::PyValueError::new_err(format!("unknown compression {compression:?}: zstd or lz4")))?;
+        Ok(PyPartsWriter { inner: Mutex::new(crate::parts::PartsWriter::new(&dir, threads, codec).map_err(parts_err)?) })
     }
 
     /// Append every batch of `reader` to `table`'s file; the rows written.

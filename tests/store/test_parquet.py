@@ -92,6 +92,9 @@ def test_every_table_is_the_stores(tmp_path, sample):
             differ = con.execute(f'SELECT (SELECT count(*) FROM (SELECT * FROM "{table.name}" EXCEPT ALL SELECT * FROM {file})), '
                                  f'(SELECT count(*) FROM (SELECT * FROM {file} EXCEPT ALL SELECT * FROM "{table.name}"))').fetchall()[0]
             assert differ == (0, 0), table.name
+            # zstd, which Parquet readers of the last years all take (the store's own files are LZ4).
+            codecs = {r[0] for r in con.execute(f"SELECT DISTINCT compression FROM parquet_metadata('{f}')").fetchall()}
+            assert codecs <= {"ZSTD"}, (table.name, codecs)
 
 
 def test_a_killed_exports_staging_is_removed_by_the_next(tmp_path):
