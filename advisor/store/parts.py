@@ -55,8 +55,8 @@ class Writer:
     `threads` threads of its own, each table on one of them.
 
     `compression`: "lz4" for the store's own files, which only DuckDB reads (the
-    cheaper to write: 2.9 against 3.2 s of CPU to ingest 9.44 M events, for files
-    a fifth larger); "zstd" for Parquet other readers take (the fleet export)."""
+    cheaper to write: 2.9-3.1 against 3.2-3.35 s of CPU to ingest 9.44 M events,
+    for files a fifth larger); "zstd" for Parquet other readers take (the fleet export)."""
 
     def __init__(self, parts: Path, threads: int = 1, compression: str = "lz4"):
         self.parts = parts

@@ -70,9 +70,8 @@ pub enum Codec {
     /// fleet export), which any reader of the last years takes.
     Zstd,
     /// LZ4 (the LZ4_RAW codec): for the store's own files, which only DuckDB reads.
-    /// On a 9.44 M-event capture the ingest took 2.9 instead of 3.2 s of CPU
-    /// (1.9 instead of 2.06 s on 2 cores) for 64 MB of files instead of 53; the
-    /// same queries took as long.
+    /// On a 9.44 M-event capture the ingest took 2.9-3.1 instead of 3.2-3.35 s of
+    /// CPU, for files a fifth larger (62 MB against 51); the same queries took as long.
     Lz4,
 }
 
