@@ -348,6 +348,8 @@ SCRIPTS = {
     "instance-ext4-v7-zstd.dat": "capture/28-instance-ext4.sh",
     "instance-ext4-v6.dat": "capture/29-instance-ext4-v6.sh",
     "symbols-xfs-v7-zstd.dat": "capture/30-symbols-xfs.sh",
+    "function-ext4-v7-zstd.dat": "capture/31-function-tracers.sh (host) + capture/31-function-tracers.vm.sh (in the VM)",
+    "funcgraph-ext4-v7-zstd.dat": "capture/31-function-tracers.sh (host) + capture/31-function-tracers.vm.sh (in the VM)",
 }
 # captures made in shared/lab/vm-run's VM (Debian 6.1), or later on another host kernel:
 # their uname is their own
@@ -355,7 +357,9 @@ VM_UNAME = {"fsync-reclaim-btrfs-v7-zstd.dat": "fsync-reclaim-btrfs-v7-zstd.unam
             "all-events-ext4-v7-zstd.dat": "all-events-ext4-v7-zstd.uname.txt",
             "instance-ext4-v7-zstd.dat": "instance-ext4-v7-zstd.uname.txt",
             "instance-ext4-v6.dat": "instance-ext4-v6.uname.txt",
-            "symbols-xfs-v7-zstd.dat": "symbols-xfs-v7-zstd.uname.txt"}
+            "symbols-xfs-v7-zstd.dat": "symbols-xfs-v7-zstd.uname.txt",
+            "function-ext4-v7-zstd.dat": "function-ext4-v7-zstd.uname.txt",
+            "funcgraph-ext4-v7-zstd.dat": "funcgraph-ext4-v7-zstd.uname.txt"}
 
 W_FIO = "ext4 on 2 GiB loop (direct-io); fio psync 4k randwrite over a 256 MiB file, fsync every 32 writes, 8000 IOPS cap, 5 s"
 W_SNAP = ("btrfs on 4 GiB loop; fio seq buffered 4k writer (libaio qd32, 16 MB/s) in subvolume; after 2 s "
@@ -383,6 +387,9 @@ W_INSTANCE = ("trace-cmd record -e sched:sched_switch -B wa -e writeback -e bloc
               "dd 12.5 MiB (64k blocks) with fsync, sync")
 W_SYMBOLS = ("trace-cmd record -e xfs -e workqueue -e writeback (unfiltered, the whole machine), kallsyms kept: pointers printed "
              "as symbols (xfs caller_ip %pS, workqueue function %ps); xfs on 1 GiB loop; dd 4 MiB (64k blocks) with fsync, sync")
+W_FUNCTION = ("VM (Debian 6.1, emulated); ext4 on the 2 GiB virtio scratch disk; 3 x dd 1 MiB (64k blocks, conv=fsync), sync; "
+              "trace-cmd record -p {tracer} -l ext4_sync_file -l file_write_and_wait_range{more} -e writeback -e block "
+              "(the function tracer's events next to the writeback and block events)")
 
 FILES = [
     # file, kind, workload, paired_with, events-from, measurements
@@ -413,6 +420,9 @@ FILES = [
     ("instance-ext4-v7-zstd.dat", "trace.dat", W_INSTANCE, None, "instance-ext4-v7-zstd", None),
     ("instance-ext4-v6.dat", "trace.dat", W_INSTANCE.replace("record ", "record --file-version 6 ", 1), None, "instance-ext4-v6", None),
     ("symbols-xfs-v7-zstd.dat", "trace.dat", W_SYMBOLS, None, "symbols-xfs-v7-zstd", None),
+    ("function-ext4-v7-zstd.dat", "trace.dat", W_FUNCTION.format(tracer="function", more=""), None, "function-ext4-v7-zstd", None),
+    ("funcgraph-ext4-v7-zstd.dat", "trace.dat", W_FUNCTION.format(tracer="function_graph", more=" -l ext4_writepages"), None,
+     "funcgraph-ext4-v7-zstd", None),
 ]
 
 
