@@ -818,7 +818,9 @@ def file_entry(row) -> dict:
     clock = None
     if kind == "trace.dat":
         ver, comp, ks, clock = dump_summary(path)
-        counts, lost, markers, overrun = report_counts(path, comp)
+        # -R: one line per event (without it, function_graph prints a leaf call's entry
+        # and exit as one line, "ext4_writepages();").
+        counts, lost, markers, overrun = report_counts(path, comp, ("-R",))
         e.update(file_version=ver, compression=comp, kallsyms_masked=(ks == 0), kallsyms_bytes=ks)
     elif kind in ("report-text", "report-raw-text"):
         counts, lost, markers = text_counts(path)
