@@ -7,6 +7,7 @@ from advisor.errors import TraceFormatError
 from advisor.kernel import KernelRelease, parse_release
 from advisor.rules import SEVERITY, Rule, analyze
 from advisor.store import blk_views
+from advisor.views import Views
 
 
 def capture_facts(con) -> dict:
@@ -59,13 +60,15 @@ def kernel_of(capture: dict, override: KernelRelease | None) -> tuple[KernelRele
     return parse_release(text), "capture (uname)"
 
 
-def diagnose(con, rules: list[Rule], kernel: KernelRelease | None, label: str, replayed: dict | None = None) -> dict:
-    """The analysis document; `replayed`: a replay document already made (see quote_replays)."""
+def diagnose(con, rules: list[Rule], kernel: KernelRelease | None, label: str, replayed: dict | None = None,
+             views: Views | None = None) -> dict:
+    """The analysis document; `replayed`: a replay document already made (see quote_replays);
+    `views`: the connection's attached views, when the caller has them."""
     capture = capture_facts(con)
     if capture["events"] == 0 and capture["blk_events"] == 0:
         raise TraceFormatError(f"{label}: the capture has no events to analyze")
     release, origin = kernel_of(capture, kernel)
-    findings = analyze(con, rules, release)
+    findings = analyze(con, rules, release, views)
     blk_only = capture["events"] == 0
     doc = {
         "kernel": {"release": str(release) if release else None, "from": origin,

@@ -140,13 +140,14 @@ def measure(con, problems: list[str], views) -> dict[str, dict]:
 
 
 def replay_store(con, label: str, problems: list[str] | None = None, policies: list[str] | None = None,
-                 kernel: str | None = None) -> dict | None:
+                 kernel: str | None = None, views=None) -> dict | None:
     """The replay of a store's workload with its own measurements as the observed column;
-    None when the capture has no page dirtying to replay (`nothing_to_replay` says why)."""
+    None when the capture has no page dirtying to replay (`nothing_to_replay` says why).
+    `views`: the connection's attached views, when the caller has them."""
     from advisor.replay.workload import from_store  # noqa: PLC0415
     from advisor.views import attach  # noqa: PLC0415
 
-    views = attach(con)
+    views = views or attach(con)
     workload = from_store(con, label, views=views)
     if not len(workload.dirty_ts):
         return None

@@ -13,17 +13,18 @@ from advisor.report.page import capture_section, chart_figure, findings_section,
 from advisor.report.replay_chart import by_problem, replay_chart
 from advisor.report.series import Incident, incident
 from advisor.rules import Rule
-from advisor.views import attach, held
+from advisor.views import Views, attach, held
 
 #: The steps a report goes through, for a progress bar.
 STEPS = ("replay", "analyze", "incident", "charts", "page")
 
 
-def replay_doc(con, label: str, problems: list[str] | None, kernel: str | None) -> tuple[dict | None, str | None]:
+def replay_doc(con, label: str, problems: list[str] | None, kernel: str | None,
+               views: Views | None = None) -> tuple[dict | None, str | None]:
     """The replay's document, or None and why it could not run."""
     from advisor.analyze import replay as engine  # numba (LLVM): loaded only when a replay runs
 
-    doc = engine.replay_store(con, label, problems, None, kernel)
+    doc = engine.replay_store(con, label, problems, None, kernel, views)
     if doc is None:
         return None, engine.nothing_to_replay(con)
     return doc, None
@@ -31,14 +32,16 @@ def replay_doc(con, label: str, problems: list[str] | None, kernel: str | None) 
 
 def build(con, label: str, rules: list[Rule], release: KernelRelease | None = None, kernel: str | None = None,
           replay: bool = True, problems: list[str] | None = None, step: Callable[[str], None] = lambda s: None) -> str:
-    # The replay and the incident's charts read block_requests eight times between them.
-    with held(con, attach(con), "block_requests"):
+    # One set of views for the replay, the rules and the charts; the replay and the
+    # incident's charts read block_requests eight times between them.
+    views = attach(con)
+    with held(con, views, "block_requests"):
         step("replay")
-        rdoc, why_not = replay_doc(con, label, problems, kernel) if replay else (None, "not asked for (--no-replay)")
+        rdoc, why_not = replay_doc(con, label, problems, kernel, views) if replay else (None, "not asked for (--no-replay)")
         step("analyze")
-        doc = diagnose(con, rules, release, label, rdoc)  # its findings quote this replay
+        doc = diagnose(con, rules, release, label, rdoc, views)  # its findings quote this replay
         step("incident")
-        inc = incident(con)
+        inc = incident(con, views)
     step("charts")
     charts = incident_charts(inc)
     step("page")

@@ -282,9 +282,9 @@ fn parts_err(e: PartsError) -> PyErr {
 #[pymethods]
 impl PyPartsWriter {
     /// `threads`: how many threads encode the files (a table is on one of them);
-    /// `compression`: "zstd" or "lz4".
+    /// `compression`: "zstd" or "lz4" (advisor/store/parts.py picks it).
     #[new]
-    #[pyo3(signature = (dir, threads=1, compression="zstd"))]
+    #[pyo3(signature = (dir, threads, compression))]
     fn new(dir: PathBuf, threads: usize, compression: &str) -> PyResult<Self> {
         let codec = crate::parts::Codec::parse(compression)
             .ok_or_else(|| pyo3::exceptions::PyValueError::new_err(format!("unknown compression {compression:?}: zstd or lz4")))?;
