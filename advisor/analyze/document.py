@@ -16,13 +16,19 @@ def capture_facts(con) -> dict:
     events = con.execute("SELECT coalesce(sum(events), 0) FROM event_formats").fetchone()[0]
     blk = _blk_events(con)
     # The same total as `advisor ingest` (IngestResult.lost_events): counts the kernel stored
-    # in ftrace page headers and blktrace sequence gaps. Other data_loss rows restate them
-    # (per-CPU overrun stats, marker pages) and are listed, not added.
+    # in ftrace page headers and blktrace sequence gaps, or a tracefs text header's
+    # overwritten entries when more. Other data_loss rows restate them (per-CPU overrun
+    # stats, marker pages) and are listed, not added.
     lost = con.execute(
-        "SELECT coalesce(sum(count), 0) FROM parse_stats WHERE name = 'lost_events' OR name LIKE 'blk_lost_events%'"
+        "SELECT greatest(coalesce(sum(count) FILTER (WHERE name = 'lost_events' OR name LIKE 'blk_lost_events%'), 0), "
+        "coalesce(sum(count) FILTER (WHERE name = 'overwritten_entries'), 0)) FROM parse_stats"
     ).fetchone()[0]
     lost_by = con.execute(
         "SELECT name, cpu, count, description FROM parse_stats WHERE severity = 'data_loss' AND count > 0 ORDER BY name, cpu"
+    ).fetchall()
+    # Read whole, but skewing counts: an event type recorded in two trace buffers.
+    warnings = con.execute(
+        "SELECT name, count, description FROM parse_stats WHERE severity = 'warning' AND count > 0 ORDER BY name"
     ).fetchall()
     first, last = info.get("first_ts"), info.get("last_ts")
     # "clock ticks" for -C x86-tsc (TSC cycles) or -C counter: no seconds in them.
@@ -40,6 +46,7 @@ def capture_facts(con) -> dict:
         "span_ticks": int(last) - int(first) if first and last and unit != "ns" else None,
         "lost_events": int(lost),
         "data_loss": [{"name": n, "cpu": c, "count": int(k), "description": d} for n, c, k, d in lost_by],
+        "warnings": [{"name": n, "count": int(k), "description": d} for n, k, d in warnings],
         "damaged": info.get("partial") == "true",
         # Where each input stopped being readable (file, offset or line, why).
         "damage": [d for d in info.get("damage", "").split("\n") if d],
@@ -81,6 +88,9 @@ def diagnose(con, rules: list[Rule], kernel: KernelRelease | None, label: str, r
         d = f.as_dict()
         if blk_only and f.rule.blktrace:
             d["message"] += f" {f.rule.blktrace}"
+        if capture["lost_events"] and d["verdict"] != "not-applicable":
+            d["message"] += (f" The capture lost {capture['lost_events']:,} events (the kernel's buffers overflowed): these "
+                             "metrics count only what was recorded, so counts are low and a percentile covers part of the run.")
         doc["findings"].append(d)
     quote_replays(con, label, doc, rules, replayed)
     return doc

@@ -39,6 +39,8 @@ def _header(doc: dict):
     if c["lost_events"]:
         lost.append("  metrics undercount what happened; re-capture with larger buffers (advisor capture)")
     t.add_row("quality", lost)
+    for w in c.get("warnings", []):
+        t.add_row("warning", Text(w["description"], style="bold yellow"))
     if c["damaged"]:
         where = f" ({c['damage'][0]})" if c.get("damage") else ""
         t.add_row("damaged", Text(f"findings cover only what was read before the damage{where}", style="bold red"))

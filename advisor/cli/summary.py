@@ -6,6 +6,7 @@ import glob
 import re
 from pathlib import Path
 
+from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
@@ -62,6 +63,7 @@ def as_dict(r: IngestResult) -> dict:
         "data_loss": [
             {"name": s[0], "cpu": s[1], "count": s[3], "description": s[4]} for s in r.data_loss
         ],
+        "warnings": [{"name": s[0], "count": s[3], "description": s[4]} for s in r.warnings],
         "damaged": r.damaged,
         "damage": r.damage,
     }
@@ -104,6 +106,8 @@ def render(r: IngestResult, limit: int = 25) -> None:
         facts.add_row("[red]data loss[/]", "\n".join(lines))
     else:
         facts.add_row("data loss", "none reported")
+    for w in r.warnings:
+        facts.add_row("[yellow]warning[/]", escape(w[4]))
     out.print(section(Text("ingest", style="bold"), facts))
     if r.events_by_type:
         t = table("event", "events", title="events per type", right=("events",), names=("event",))

@@ -407,8 +407,10 @@ def _metadata_per_inode(con, views: Views, w: Workload) -> None:
 def _stable_writes(con, w: Workload) -> None:
     """From 3.9 writers wait on page writeback only for devices that need stable pages,
     so waits inside write syscalls on such a kernel say the device needs them
-    (stable_writes = 1). Waits elsewhere (fsync, sync, the flusher) say nothing about it;
-    without write syscalls in the capture it stays unknown."""
+    (stable_writes = 1). None inside writes does not say it does not: the writes may never
+    have rewritten a page under writeback; the replay then models a device without stable
+    pages, and says that this is an assumption. Waits elsewhere (fsync, sync, the flusher)
+    say nothing about it; without write syscalls in the capture it stays unknown."""
     from advisor.kernel import parse_release  # noqa: PLC0415 - kernel parsing only when needed
 
     writes = w.op("write")
@@ -425,8 +427,9 @@ def _stable_writes(con, w: Workload) -> None:
     w.assumptions.append(
         f"the device needs stable pages: {inside} of {w.page_waits} waits on page writeback were inside write syscalls on kernel "
         f"{w.kernel} (3.9+ waits there only then)" if inside else
-        f"the device does not need stable pages: none of the {w.page_waits} waits on page writeback was inside a write syscall "
-        f"on kernel {w.kernel} (3.9+ writers wait only then)")
+        f"replayed as a device that does not need stable pages: none of the {w.page_waits} waits on page writeback was inside "
+        f"a write syscall on kernel {w.kernel}; the capture cannot tell whether it needs them (its writes may never have "
+        "rewritten a page under writeback)")
 
 
 def _pressure(con, views: Views, w: Workload) -> None:

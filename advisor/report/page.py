@@ -99,6 +99,7 @@ def capture_section(label: str, doc: dict, version: str) -> str:
         ("time span", capture_span(c)),
         ("lost events", f"{c['lost_events']:,}" + (" — metrics undercount what happened" if c["lost_events"] else "")),
     ]
+    rows += [("warning", w["description"]) for w in c.get("warnings", [])]
     if c["damaged"]:
         rows.append(("damaged", "; ".join(c["damage"]) or "yes: findings cover what was read before the damage"))
     body = "".join(f"<tr><th>{h(a)}</th><td>{h(b)}</td></tr>" for a, b in rows)

@@ -157,12 +157,20 @@ class IngestResult:
 
     @property
     def lost_events(self) -> int:
-        """Events the kernel reported dropping (ftrace counts it stored, blktrace sequence gaps)."""
-        return sum(s[3] for s in self.stats if s[0] == "lost_events" or s[0].startswith("blk_lost_events"))
+        """Events the kernel reported dropping (ftrace counts it stored, blktrace sequence gaps;
+        for text saved from tracefs, the header's entries written minus those still in the
+        buffer, when that is more: "# entries-in-buffer/entries-written: 47726/907028")."""
+        counted = sum(s[3] for s in self.stats if s[0] == "lost_events" or s[0].startswith("blk_lost_events"))
+        return max(counted, self.stat_total("overwritten_entries"))
 
     @property
     def data_loss(self) -> list[tuple]:
         return [s for s in self.stats if s[2] == "data_loss" and s[3] > 0]
+
+    @property
+    def warnings(self) -> list[tuple]:
+        """Read whole, but skewing counts (an event type recorded in two trace buffers)."""
+        return [s for s in self.stats if s[2] == "warning" and s[3] > 0]
 
 
 def ingest(

@@ -23,6 +23,7 @@ import duckdb
 from advisor.recording import RECORD_BUFFER_KB
 from advisor.store.ddl import ident
 from advisor.views import block, filesystems, macros, ops, pagecache, reclaim
+from advisor.views.buffers import keep_one_buffer
 from advisor.views.filesystems import Filesystems
 from advisor.views.model import Built, Column, Source, View, build
 from advisor.views.present import Present
@@ -142,6 +143,7 @@ def attach(con, hide: frozenset[str] = frozenset()) -> Views:
     ("system:event") to build the views without, as if the capture had not recorded them."""
     macros.create(con)
     present = Present.of(con, CATALOG_EVENTS | filesystems.BDI_EVENTS, CATALOG_TABLES, hide)
+    keep_one_buffer(con, present)
     built = {name: build(view, present) for name, view in CATALOG.items()}
     for name, b in built.items():
         con.execute(f"CREATE OR REPLACE TEMP VIEW {ident(name)} AS {b.sql(present)}")

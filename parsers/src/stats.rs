@@ -9,6 +9,9 @@ pub enum Severity {
     DataLoss,
     /// The input is damaged; some of it could not be read.
     Error,
+    /// Everything was read, but some of it skews what is counted (an event type
+    /// recorded in two trace buffers appears twice).
+    Warning,
 }
 
 impl Severity {
@@ -17,6 +20,7 @@ impl Severity {
             Severity::Info => "info",
             Severity::DataLoss => "data_loss",
             Severity::Error => "error",
+            Severity::Warning => "warning",
         }
     }
 }

@@ -15,6 +15,12 @@ set -euo pipefail
 source "$(dirname "$(readlink -f "$0")")/lib.sh"
 FILE_VERSION=${FILE_VERSION:-7}
 if [ "$FILE_VERSION" = 7 ]; then NAME=instance-ext4-v7-zstd; VERSION_ARGS=(); else NAME=instance-ext4-v$FILE_VERSION; VERSION_ARGS=(--file-version "$FILE_VERSION"); fi
+# DOUBLED=1 (capture 32): block_rq_issue and block_rq_complete in the top buffer too.
+TOP_EVENTS=(-e sched:sched_switch)
+if [ "${DOUBLED:-0}" = 1 ]; then
+  NAME=instance-doubled-ext4-v7-zstd
+  TOP_EVENTS+=(-e block:block_rq_issue -e block:block_rq_complete)
+fi
 WORK=${WORK:-/tmp/wa-capture/$NAME}; MNT=$WORK/mnt; IMG=$WORK/disk.img
 INST=$TRACEFS/instances/wa
 mkdir -p "$WORK" "$MNT"
@@ -25,7 +31,7 @@ mkfs.ext4 -q -F "$DEV"; mount "$DEV" "$MNT"
 log "device $DEV bdi $(loop_bdi "$DEV")"
 sync
 
-ARGS=("${VERSION_ARGS[@]}" -e sched:sched_switch -B wa -e writeback -e block)
+ARGS=("${VERSION_ARGS[@]}" "${TOP_EVENTS[@]}" -B wa -e writeback -e block)
 save_args "$NAME" "${ARGS[@]}"
 cat > "$WORK/workload.sh" <<WL
 #!/bin/bash

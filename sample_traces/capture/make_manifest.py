@@ -347,6 +347,7 @@ SCRIPTS = {
     "all-events-ext4-v7-zstd.dat": "capture/27-all-events-ext4.sh",
     "instance-ext4-v7-zstd.dat": "capture/28-instance-ext4.sh",
     "instance-ext4-v6.dat": "capture/29-instance-ext4-v6.sh",
+    "instance-doubled-ext4-v7-zstd.dat": "capture/32-instance-doubled-ext4.sh",
     "symbols-xfs-v7-zstd.dat": "capture/30-symbols-xfs.sh",
     "function-ext4-v7-zstd.dat": "capture/31-function-tracers.sh (host) + capture/31-function-tracers.vm.sh (in the VM)",
     "funcgraph-ext4-v7-zstd.dat": "capture/31-function-tracers.sh (host) + capture/31-function-tracers.vm.sh (in the VM)",
@@ -357,6 +358,7 @@ VM_UNAME = {"fsync-reclaim-btrfs-v7-zstd.dat": "fsync-reclaim-btrfs-v7-zstd.unam
             "all-events-ext4-v7-zstd.dat": "all-events-ext4-v7-zstd.uname.txt",
             "instance-ext4-v7-zstd.dat": "instance-ext4-v7-zstd.uname.txt",
             "instance-ext4-v6.dat": "instance-ext4-v6.uname.txt",
+            "instance-doubled-ext4-v7-zstd.dat": "instance-doubled-ext4-v7-zstd.uname.txt",
             "symbols-xfs-v7-zstd.dat": "symbols-xfs-v7-zstd.uname.txt",
             "function-ext4-v7-zstd.dat": "function-ext4-v7-zstd.uname.txt",
             "funcgraph-ext4-v7-zstd.dat": "funcgraph-ext4-v7-zstd.uname.txt"}
@@ -419,6 +421,10 @@ FILES = [
     ("all-events-ext4-v7-zstd.dat", "trace.dat", W_ALL, None, "all-events-ext4-v7-zstd", None),
     ("instance-ext4-v7-zstd.dat", "trace.dat", W_INSTANCE, None, "instance-ext4-v7-zstd", None),
     ("instance-ext4-v6.dat", "trace.dat", W_INSTANCE.replace("record ", "record --file-version 6 ", 1), None, "instance-ext4-v6", None),
+    ("instance-doubled-ext4-v7-zstd.dat", "trace.dat",
+     W_INSTANCE.replace("-e sched:sched_switch ", "-e sched:sched_switch -e block:block_rq_issue -e block:block_rq_complete ", 1)
+     + "; block_rq_issue and block_rq_complete are enabled in both buffers, so each is in the file twice", None,
+     "instance-doubled-ext4-v7-zstd", None),
     ("symbols-xfs-v7-zstd.dat", "trace.dat", W_SYMBOLS, None, "symbols-xfs-v7-zstd", None),
     ("function-ext4-v7-zstd.dat", "trace.dat", W_FUNCTION.format(tracer="function", more=""), None, "function-ext4-v7-zstd", None),
     ("funcgraph-ext4-v7-zstd.dat", "trace.dat", W_FUNCTION.format(tracer="function_graph", more=" -l ext4_writepages"), None,

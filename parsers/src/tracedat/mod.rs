@@ -17,14 +17,17 @@ use std::sync::Arc;
 use arrow_array::RecordBatch;
 use arrow_schema::{DataType, Field, Schema, SchemaRef};
 
+use crate::bytes::Endian;
 use crate::columns::IntCol;
 use crate::error::{ParseError, Result};
+use crate::format::EventFormat;
 use crate::stats::{Severity, Stat};
 use cpu::{CpuStream, StreamConfig};
 use decode::{Common, DecodeStats, Decoder, EventSink};
 use header::Metadata;
 use options::Tsc2Nsec;
 use ring::Missed;
+use rustc_hash::FxHashMap;
 
 pub struct TraceDat {
     pub path: PathBuf,
@@ -90,11 +93,14 @@ pub fn instance_schema() -> SchemaRef {
     Arc::new(Schema::new(vec![Field::new("id", DataType::UInt64, false), Field::new("instance", DataType::Utf8, false)]))
 }
 
-/// Rows of `instance_events`, handed out as they fill.
+/// Rows of `instance_events`, handed out as they fill, and the events of each type
+/// each buffer held (only when the capture has instances).
 struct InstanceRows {
     names: Vec<String>,
     ids: Vec<u64>,
     which: Vec<usize>,
+    /// (event type id, buffer: 0 the top one, k instance k - 1) → events.
+    per_buffer: FxHashMap<(u16, usize), u64>,
 }
 
 impl InstanceRows {
@@ -106,6 +112,49 @@ impl InstanceRows {
         if self.ids.len() >= Self::BATCH {
             self.flush(out);
         }
+    }
+
+    #[inline]
+    fn count(&mut self, buffer: usize, payload: &[u8], e: Endian) {
+        if payload.len() >= 2 {
+            *self.per_buffer.entry((e.u16([payload[0], payload[1]]), buffer)).or_default() += 1;
+        }
+    }
+
+    /// Event types recorded in more than one buffer. The kernel writes an event to
+    /// every buffer that enables it, so `trace-cmd record -e sched_switch -B wa -e
+    /// sched_switch` stores each switch twice and `trace-cmd report` prints both.
+    fn doubled(&self, formats: &[EventFormat], buffer_name: impl Fn(usize) -> String) -> Vec<Stat> {
+        let mut by_type: FxHashMap<u16, Vec<(usize, u64)>> = FxHashMap::default();
+        for (&(t, b), &n) in &self.per_buffer {
+            by_type.entry(t).or_default().push((b, n));
+        }
+        let mut out = Vec::new();
+        for (t, mut held) in by_type.into_iter().filter(|(_, h)| h.len() > 1) {
+            held.sort();
+            let Some(f) = formats.iter().find(|f| f.id == t as u32) else { continue };
+            let most = held.iter().map(|h| h.1).max().unwrap_or(0);
+            let extra = held.iter().map(|h| h.1).sum::<u64>() - most;
+            let each = held.iter().map(|&(b, n)| format!("{} {n}", buffer_name(b))).collect::<Vec<_>>().join(", ");
+            out.push(Stat::new(
+                &format!("in_two_buffers:{}:{}", f.system, f.name),
+                None,
+                Severity::Warning,
+                extra,
+                &format!(
+                    "{}:{} was recorded in {} trace buffers ({each}): the kernel writes an event to every buffer \
+                     that enables it, so its table holds each occurrence up to {} times (instance_events names the \
+                     buffer of each event; the domain views read only the fullest buffer's); the count is the events \
+                     beyond the fullest buffer's",
+                    f.system,
+                    f.name,
+                    held.len(),
+                    held.len()
+                ),
+            ));
+        }
+        out.sort_by(|a, b| a.name.cmp(&b.name));
+        out
     }
 
     fn flush(&mut self, out: &mut dyn FnMut(&str, RecordBatch)) {
@@ -273,8 +322,13 @@ impl TraceDat {
         // (1..): `trace-cmd report` merges them all in time order, and so do we.
         let regions = self.regions();
         let instance_of: Vec<usize> = regions.iter().map(|(_, k)| *k).collect();
-        let mut instances =
-            InstanceRows { names: m.instances.iter().map(|(n, _)| n.clone()).collect(), ids: Vec::new(), which: Vec::new() };
+        let mut instances = InstanceRows {
+            names: m.instances.iter().map(|(n, _)| n.clone()).collect(),
+            ids: Vec::new(),
+            which: Vec::new(),
+            per_buffer: FxHashMap::default(),
+        };
+        let has_instances = !m.instances.is_empty();
         let cfg = StreamConfig {
             page_size: m.data_page_size,
             header: m.page_header,
@@ -300,8 +354,11 @@ impl TraceDat {
                 spans.push(id, ts, s.payload(&e), out);
             }
             dec.push(Common { id, ts, cpu: s.cpu as i32 }, s.payload(&e), out);
-            if instance_of[i] > 0 {
-                instances.push(id, instance_of[i] - 1, out);
+            if has_instances {
+                instances.count(instance_of[i], s.payload(&e), m.endian);
+                if instance_of[i] > 0 {
+                    instances.push(id, instance_of[i] - 1, out);
+                }
             }
             if report.first_ts.is_none() {
                 report.first_ts = Some(ts);
@@ -339,6 +396,13 @@ impl TraceDat {
         out(PRINTK_TABLE, self.printk_batch());
         out(KALLSYMS_TABLE, self.kallsyms_batch());
         report.stats = self.stats(&streams, &instance_of, dec.decode_stats());
+        report.stats.extend(instances.doubled(&m.formats, |b| {
+            if b == 0 {
+                "top".into()
+            } else {
+                format!("instance {}", m.instances[b - 1].0)
+            }
+        }));
         if spans.evicted > 0 {
             report.stats.push(Stat::new(
                 "syscall_spans_unpaired",
