@@ -30,6 +30,11 @@ class Snippet:
         self.event(start, comm, pid, f"sys_enter_{name}", __syscall_nr=nr, **fields)
         return self.event(end, comm, pid, f"sys_exit_{name}", __syscall_nr=nr, ret=0)
 
+    def lost(self, ts_ns: int, count: int) -> "Snippet":
+        """A lost-events marker before the events at `ts_ns`, as `trace-cmd report` prints it."""
+        self.lines.append((ts_ns, f"CPU:0 [LOST {count} EVENTS]"))
+        return self
+
     def write(self, path: Path) -> Path:
         path.write_text("cpus=1\n" + "\n".join(line for _, line in sorted(self.lines, key=lambda x: x[0])) + "\n")
         return path

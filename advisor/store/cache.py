@@ -11,7 +11,7 @@ from typing import Callable
 import duckdb
 
 from advisor.errors import TraceIOError, UsageError
-from advisor.store import blk_views, parts
+from advisor.store import blk_views, parts, readers
 from advisor.store.ingest import STORE_VERSION, IngestResult, Inputs, Progress, StoreWriteError, check_target, ingest, store_digest
 from advisor.store.replace import current_token
 from advisor.store_settings import cache_dir, cache_path
@@ -160,7 +160,7 @@ def check_output(path: Path, force: bool) -> None:
 def open_store(path: Path, read_only: bool = True):
     """A DuckDB connection to a store."""
     try:
-        return duckdb.connect(str(path), read_only=read_only)
+        return readers.connect_held(path, read_only=read_only)
     except duckdb.Error as e:
         raise TraceIOError(f"{path}: cannot open store: {e}") from None
 

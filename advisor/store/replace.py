@@ -16,7 +16,7 @@ from pathlib import Path
 import duckdb
 
 from advisor.errors import TraceIOError
-from advisor.store import parts
+from advisor.store import parts, readers
 
 
 class StoreWriteError(TraceIOError):
@@ -247,7 +247,9 @@ def _remove_stale_parts(store: Path, current: str | None = None) -> None:
         token = parts.token_of(store, d)
         if token == current or _held(store, token) is not False:
             continue
-        parts.remove(d)
+        with readers.unread(d) as free:
+            if free:
+                parts.remove(d)
 
 
 def current_token(store: Path) -> str | None:

@@ -16,7 +16,7 @@ from pathlib import Path
 import duckdb
 
 from advisor.errors import TraceIOError, UsageError
-from advisor.store import parts
+from advisor.store import parts, readers
 
 #: Set when the database starts: extensions are neither installed nor loaded
 #: behind a query's back, and nothing is kept outside the store.
@@ -38,7 +38,7 @@ def open_sandboxed(store: Path, writable: list[str] = (), memory_limit: str | No
     sandbox still lets DuckDB write its own spill files there). Call `lock()`
     once the connection's own temporary views exist."""
     try:
-        con = duckdb.connect(str(store), read_only=True, config=START)
+        con = readers.connect_held(store, read_only=True, config=START)
     except duckdb.Error as e:
         raise TraceIOError(f"{store}: cannot open store: {str(e).splitlines()[0]}") from None
     if memory_limit is not None:

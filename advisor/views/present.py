@@ -28,6 +28,9 @@ class Present:
     #: record -C x86-tsc` stores TSC cycles (report prints "[001]32915178516790:"),
     #: `-C counter` a bare sequence number; no duration can be measured from them.
     ticks_clock: str | None = None
+    #: The capture has lost-event markers (`lost_events`): a syscall span across one may
+    #: pair an enter with another call's exit.
+    lost_markers: bool = False
 
     @classmethod
     def of(cls, con, events: set[str] | None = None, tables: tuple[str, ...] = (), hide: frozenset[str] = frozenset()) -> "Present":
@@ -54,6 +57,10 @@ class Present:
         out.paired_syscalls = bool(con.execute(
             "SELECT count(*) FROM information_schema.tables WHERE table_catalog = current_database() "
             "AND table_schema = 'raw' AND table_name = 'syscall_spans'").fetchone()[0])
+        out.lost_markers = bool(con.execute(
+            "SELECT count(*) FROM information_schema.tables WHERE table_catalog = current_database() "
+            "AND table_schema = 'main' AND table_name = 'lost_events'").fetchone()[0]) and bool(
+            con.execute("SELECT count(*) FROM (SELECT 1 FROM lost_events LIMIT 1)").fetchone()[0])
         wanted = None
         if events is not None:
             wanted = [f[0] for f in (out.find(e) for e in events) if f] + list(tables)

@@ -49,6 +49,20 @@ def test_a_lost_exit_leaves_its_span_open(tmp_path):
     assert spans(tmp_path, s) == [(T0, None, None, False), (T0 + 2 * MS, T0 + 3 * MS, MS, True), (T0 + 4 * MS, None, None, False)]
 
 
+def test_a_span_across_lost_events_stays_open(tmp_path):
+    """Events were dropped inside the second fsync: its exit may be a later call's (whose
+    enter was dropped), so it has no duration. The spans around it keep theirs."""
+    s = Snippet()
+    fsync_enter(s, T0)
+    fsync_exit(s, T0 + MS)
+    fsync_enter(s, T0 + 2 * MS)
+    s.lost(T0 + 3 * MS, 40)
+    fsync_exit(s, T0 + 3 * MS)
+    fsync_enter(s, T0 + 4 * MS)
+    fsync_exit(s, T0 + 6 * MS)
+    assert spans(tmp_path, s) == [(T0, T0 + MS, MS, True), (T0 + 2 * MS, None, None, False), (T0 + 4 * MS, T0 + 6 * MS, 2 * MS, True)]
+
+
 SPAN_VIEWS = ("sync_ops", "fsync_ops", "snapshot_ops", "write_ops", "sync_file_range_ops")
 
 
