@@ -27,13 +27,17 @@ def write_fault(e: BaseException) -> str | None:
     """Why writing failed, when the machine is the cause: one line."""
     if isinstance(e, OSError):
         return e.strerror or str(e)
+    text = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+    machine = any(why in text for why in ("No space left", "Read-only file system", "Permission denied", "Disk quota"))
     if isinstance(e, duckdb.Error):
-        text = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
         # A full disk surfaces as an IO error, or at COMMIT as a failed transaction.
-        if isinstance(e, (duckdb.IOException, duckdb.PermissionException, duckdb.OutOfMemoryException)) or any(
-            why in text for why in ("No space left", "Read-only file system", "Permission denied", "Disk quota")
-        ):
+        if isinstance(e, (duckdb.IOException, duckdb.PermissionException, duckdb.OutOfMemoryException)) or machine:
             return text
+    # The Parquet writer (a Rust extension) raises ValueError naming the file and the OS
+    # error: "...parts/raw%2esys_exit_mprotect.parquet: Parquet error: fail to get inner
+    # writer: \"No space left on device (os error 28)\"".
+    if isinstance(e, ValueError) and machine:
+        return text
     return None
 
 

@@ -68,6 +68,29 @@ def test_full_cache(tmp_path):
         assert os.listdir(full) == [], "a failed ingest left files in the cache"
 
 
+MANY_TABLES = SAMPLES / "all-events-ext4-v7-zstd.dat"  # 298 event types with events: as many Parquet files
+
+
+@pytest.fixture(scope="module")
+def many_tables_bytes(tmp_path_factory) -> int:
+    whole = tmp_path_factory.mktemp("whole")
+    advisor("ingest", str(MANY_TABLES), env=cache_env(whole))
+    return sum(f.stat().st_size for f in whole.rglob("*") if f.is_file())
+
+
+@pytest.mark.parametrize("fill", [0.2, 0.3, 0.4, 0.5, 0.7])
+def test_a_cache_that_fills_at_any_point(tmp_path, fill, many_tables_bytes):
+    """The disk fills while the tables' Parquet files are written, while their footers are
+    (at close: "Parquet error: fail to get inner writer: No space left on device (os
+    error 28)", once a traceback), or while the catalog commits: one line naming the
+    cause, wherever it happens, and nothing left in the cache."""
+    with tmpfs(tmp_path / "full", f"size={int(many_tables_bytes * fill) // 4096 * 4096}") as full:
+        r = advisor("analyze", str(MANY_TABLES), env=cache_env(full))
+        line = one_line_error(r)
+        assert r.code == 2 and str(full) in line and ("No space left on device" in line or "Could not write" in line), line
+        assert os.listdir(full) == [], "a failed ingest left files in the cache"
+
+
 def test_full_disk_under_ingest_output(tmp_path):
     with tmpfs(tmp_path / "full", "size=1m") as full:
         out = full / "incident.duckdb"
