@@ -348,6 +348,7 @@ SCRIPTS = {
     "instance-ext4-v7-zstd.dat": "capture/28-instance-ext4.sh",
     "instance-ext4-v6.dat": "capture/29-instance-ext4-v6.sh",
     "instance-doubled-ext4-v7-zstd.dat": "capture/32-instance-doubled-ext4.sh",
+    "clock-uptime-ext4-v7-zstd.dat": "capture/33-clock-uptime-ext4.sh",
     "symbols-xfs-v7-zstd.dat": "capture/30-symbols-xfs.sh",
     "function-ext4-v7-zstd.dat": "capture/31-function-tracers.sh (host) + capture/31-function-tracers.vm.sh (in the VM)",
     "funcgraph-ext4-v7-zstd.dat": "capture/31-function-tracers.sh (host) + capture/31-function-tracers.vm.sh (in the VM)",
@@ -359,6 +360,7 @@ VM_UNAME = {"fsync-reclaim-btrfs-v7-zstd.dat": "fsync-reclaim-btrfs-v7-zstd.unam
             "instance-ext4-v7-zstd.dat": "instance-ext4-v7-zstd.uname.txt",
             "instance-ext4-v6.dat": "instance-ext4-v6.uname.txt",
             "instance-doubled-ext4-v7-zstd.dat": "instance-doubled-ext4-v7-zstd.uname.txt",
+            "clock-uptime-ext4-v7-zstd.dat": "clock-uptime-ext4-v7-zstd.uname.txt",
             "symbols-xfs-v7-zstd.dat": "symbols-xfs-v7-zstd.uname.txt",
             "function-ext4-v7-zstd.dat": "function-ext4-v7-zstd.uname.txt",
             "funcgraph-ext4-v7-zstd.dat": "funcgraph-ext4-v7-zstd.uname.txt"}
@@ -425,6 +427,10 @@ FILES = [
      W_INSTANCE.replace("-e sched:sched_switch ", "-e sched:sched_switch -e block:block_rq_issue -e block:block_rq_complete ", 1)
      + "; block_rq_issue and block_rq_complete are enabled in both buffers, so each is in the file twice", None,
      "instance-doubled-ext4-v7-zstd", None),
+    ("clock-uptime-ext4-v7-zstd.dat", "trace.dat",
+     "trace-cmd record -C uptime (jiffies) -e syscalls:sys_enter_fsync -e syscalls:sys_exit_fsync "
+     "-e writeback:writeback_single_inode -e writeback:writeback_written (the whole machine); ext4 on 1 GiB loop; "
+     "40 x dd 64 KiB with fsync", None, "clock-uptime-ext4-v7-zstd", None),
     ("symbols-xfs-v7-zstd.dat", "trace.dat", W_SYMBOLS, None, "symbols-xfs-v7-zstd", None),
     ("function-ext4-v7-zstd.dat", "trace.dat", W_FUNCTION.format(tracer="function", more=""), None, "function-ext4-v7-zstd", None),
     ("funcgraph-ext4-v7-zstd.dat", "trace.dat", W_FUNCTION.format(tracer="function_graph", more=" -l ext4_writepages"), None,

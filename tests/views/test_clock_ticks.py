@@ -19,6 +19,7 @@ import shutil
 
 import duckdb
 
+from advisor.store import open_store, store_for
 from advisor.views import attach
 from tests.conftest import SAMPLES
 from tests.helpers import advisor as run_cli, one_line_error
@@ -90,3 +91,18 @@ def test_capture_views_say_the_timestamps_are_ticks(tmp_path):
     r = run_cli("sql", str(_ticks_store(tmp_path)), "select lacks from capture_views where view = 'page_waits'", "--format", "csv")
     assert r.code == 0, r.err
     assert "x86-tsc clock ticks, not nanoseconds" in r.out
+
+
+def test_an_uptime_clock_capture_is_in_ticks():
+    """`trace-cmd record -C uptime` (sample 33): jiffies as clock_t, hundredths of a second,
+    which trace-cmd report prints as if nanoseconds (0.008405004). 40 fsyncs, and no
+    latency is measured from them: an fsync's enter and exit are 0-1 ticks apart."""
+    r = run_cli("analyze", str(SAMPLES / "clock-uptime-ext4-v7-zstd.dat"), "--json")
+    assert r.code in (0, 1), r.err
+    c = json.loads(r.out)["capture"]
+    assert (c["clock"], c["ts_unit"], c["span_seconds"]) == ("uptime", "clock ticks", None)
+    assert 0 < c["span_ticks"] < 1000
+    with open_store(store_for([SAMPLES / "clock-uptime-ext4-v7-zstd.dat"]).store) as con:
+        views = attach(con)
+        assert con.execute("SELECT count(*) FROM fsync_ops").fetchone()[0] == 40
+        assert views.present.ticks_clock == "uptime" and not views.met("fsync_ops.dur_ns")

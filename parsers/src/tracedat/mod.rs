@@ -266,7 +266,11 @@ impl TraceDat {
             }
         }
         let clock = o.clock.clone().unwrap_or_else(|| "local".into());
-        let ns_clocks = ["local", "global", "uptime", "perf", "mono", "mono_raw", "boot", "tai", "x86-tsc-nsec"];
+        // The kernel's trace_clocks[] marks which clocks count nanoseconds (in_ns): not
+        // "counter", "x86-tsc" nor "uptime" (trace_clock_jiffies: jiffies as clock_t,
+        // hundredths of a second; 84050.04 s of uptime is 8405004, which `trace-cmd
+        // report` prints as if it were nanoseconds, 0.008405004).
+        let ns_clocks = ["local", "global", "perf", "mono", "mono_raw", "boot", "tai", "x86-tsc-nsec"];
         let unit = if o.tsc2nsec.is_some() || ns_clocks.contains(&clock.as_str()) { "ns" } else { "clock ticks" };
         put("clock", clock);
         put("ts_unit", unit.into());
