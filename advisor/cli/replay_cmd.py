@@ -35,8 +35,14 @@ def replay(
     from advisor.analyze import replay as engine
     from advisor.cli.replay_view import render
 
+    if kernel is not None:
+        from advisor.kernel import parse_release  # noqa: PLC0415
+
+        parse_release(kernel)  # a malformed --kernel is a usage error here too, not ignored
     problems, policies = list(problem) if problem else None, list(policy) if policy else None
     doc = _replay(engine, traces or [], workload, problems, policies, kernel)
+    if kernel is not None:
+        doc["kernel_given"] = kernel
     for w in doc["warnings"]:
         warn(w)
     if json_out:

@@ -8,11 +8,16 @@ from advisor.cli.console import out, section, table, terminal
 from advisor.display import display_value
 
 
+def _judged_as(doc: dict) -> str:
+    given = doc.get("kernel_given")
+    return f"; replayed as kernel {given} (--kernel)" if given else ""
+
+
 def render(doc: dict) -> None:
     wl = doc["workload"]
     dev = wl["device"]
     head = (f"{wl['source']}: {wl['dirtying_events']:,} dirtying events, {wl['inodes']:,} inodes, {wl['span_seconds']:.3f} s; "
-            f"kernel {wl['kernel'] or 'unknown'}\ndevice: {dev['bandwidth_mb_s']:,.0f} MB/s, {dev['latency_ms']} ms/request, "
+            f"kernel {wl['kernel'] or 'unknown'}{_judged_as(doc)}\ndevice: {dev['bandwidth_mb_s']:,.0f} MB/s, {dev['latency_ms']} ms/request, "
             f"queue depth {dev['queue_depth']} — {dev['source']}")
     if wl["params"]:
         head += "\ndescription: " + ", ".join(f"{k}={v}" for k, v in wl["params"].items())

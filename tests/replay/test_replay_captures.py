@@ -150,12 +150,21 @@ def test_json_contract():
         (("--problem", "no-such-problem"), "unknown problem 'no-such-problem'"),
         (("--policy", "sync-flusher-stall=nope"), "has no policy 'nope'"),
         (("--policy", "sync-flusher-stall"), "--policy takes PROBLEM=POLICY"),
+        (("--kernel", "garbage"), "malformed kernel release 'garbage'"),
     ],
 )
 def test_bad_usage_is_one_line_exit_2(args, needle):
     r = run_cli("replay", str(SAMPLES / "sync-xfs-v6.dat"), *args)
     assert r.code == 2
     assert needle in one_line_error(r)
+
+
+def test_a_given_kernel_is_named_beside_the_captures():
+    r = run_cli("replay", str(SAMPLES / "sync-xfs-v6.dat"), "--kernel", "3.10.0", "--problem", "sync-flusher-stall")
+    assert r.code == 0, r.err
+    assert "kernel 6.18.44-fc-v669; replayed as kernel 3.10.0 (--kernel)" in r.out
+    header = next(line for line in r.out.splitlines() if line.startswith("metric")).split()
+    assert "wait-per-inode*" in header and "for-sync" in header  # piped: * marks the given kernel's policy
 
 
 def test_a_capture_without_dirtying_is_one_line_exit_2():
