@@ -131,6 +131,11 @@ def run_rule(con, rule: Rule, release: KernelRelease | None, views: Views | None
                  for n in dict.fromkeys(need.partition(".")[0] for need in rule.needs)],
     )
     finding.message = _message(rule, finding, release)
+    unseen = [fs for fs in rule.filesystems if fs not in views.filesystems.shown]
+    if applicable and rule.filesystems and len(unseen) == len(rule.filesystems) and verdict != "insufficient-data":
+        # An fsync-only capture: its calls may have been on any filesystem.
+        finding.message += (f" The capture shows no filesystem ({shown}: none of its events names one), so this "
+                            f"holds only if the activity was on {' or '.join(rule.filesystems)}.")
     return finding
 
 

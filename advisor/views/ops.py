@@ -27,17 +27,34 @@ FSYNC_FILE_EVENTS = ("btrfs:btrfs_sync_file", "ext4:ext4_sync_file_enter", "xfs:
                      "writeback:sb_mark_inode_writeback")
 
 
+# The event at the start of each filesystem's fsync, naming the filesystem.
+FSYNC_FS_EVENTS = {"btrfs:btrfs_sync_file": "btrfs", "ext4:ext4_sync_file_enter": "ext4", "xfs:xfs_file_fsync": "xfs"}
+
+
 def _fsync_with_file(tables: list[str], present: Present) -> str:
     """fsync spans, each with the inode an event inside the call names (fsync takes a
     file descriptor; btrfs_sync_file, ext4_sync_file_enter, xfs_file_fsync or the
-    caller's sb_mark_inode_writeback say which inode it was)."""
+    caller's sb_mark_inode_writeback say which inode it was), and its filesystem."""
     spans = span_sql(("fsync", "fdatasync"), present, extra=("fd",))
     files = [f"SELECT pid, ts, CAST(ino AS UBIGINT) AS ino FROM {ident(present.find(e)[0])}"
              for e in FSYNC_FILE_EVENTS if present.has_fields(e, ("ino",))]
-    if not files:
-        return f"SELECT *, NULL::UBIGINT AS ino FROM ({spans})"
-    return f"""SELECT s.*, CASE WHEN f.ts <= s.end_ts THEN f.ino END AS ino
-               FROM ({spans}) s ASOF LEFT JOIN ({' UNION ALL '.join(files)}) f ON f.pid = s.pid AND f.ts >= s.start_ts"""
+    sql = (f"SELECT s.*, CASE WHEN f.ts <= s.end_ts THEN f.ino END AS ino FROM ({spans}) s "
+           f"ASOF LEFT JOIN ({' UNION ALL '.join(files)}) f ON f.pid = s.pid AND f.ts >= s.start_ts"
+           if files else f"SELECT *, NULL::UBIGINT AS ino FROM ({spans})")
+    return _with_fs(sql, present)
+
+
+def _with_fs(spans: str, present: Present) -> str:
+    """`fs`: the filesystem whose fsync event fell inside the call; "other" when the
+    capture recorded some filesystems' fsync events and none fell inside (a btrfs
+    capture's fsyncs of files on the root ext4: btrfs_sync_file recorded, and not in
+    them); NULL when it cannot tell (none recorded, or the call's end not seen)."""
+    named = [(present.find(e)[0], fs) for e, fs in FSYNC_FS_EVENTS.items() if present.recorded(e)]
+    if not named:
+        return f"SELECT *, NULL::VARCHAR AS fs FROM ({spans})"
+    events = " UNION ALL ".join(f"SELECT pid, ts, '{fs}' AS fs FROM {ident(t)}" for t, fs in named)
+    return f"""SELECT s.*, CASE WHEN s.end_ts IS NULL THEN NULL WHEN g.ts <= s.end_ts THEN g.fs ELSE 'other' END AS fs
+               FROM ({spans}) s ASOF LEFT JOIN ({events}) g ON g.pid = s.pid AND g.ts >= s.start_ts"""
 
 
 def _ext4_fsyncs(tables: list[str], present: Present) -> str:
@@ -46,41 +63,43 @@ def _ext4_fsyncs(tables: list[str], present: Present) -> str:
     return f"""
         SELECT e.pid, e.tgid, e.comm, CASE WHEN e.datasync <> 0 THEN 'fdatasync' ELSE 'fsync' END AS syscall,
                e.ts AS start_ts, x.ts AS end_ts, x.ts - e.ts AS dur_ns, x.ret AS ret, x.ts IS NOT NULL AS complete,
-               CAST(e.ino AS UBIGINT) AS ino
+               CAST(e.ino AS UBIGINT) AS ino, 'ext4' AS fs
         FROM {enter} e ASOF LEFT JOIN {exit_} x ON x.pid = e.pid AND x.ts >= e.ts"""
 
 
-def _fsync_calls(datasync: bool):
+def _fsync_calls(fs: str, datasync: bool):
     """Calls only, from an event at the start of the filesystem's fsync."""
     call = "CASE WHEN datasync <> 0 THEN 'fdatasync' ELSE 'fsync' END" if datasync else "'fsync or fdatasync'"
 
     def sql(tables: list[str], present: Present) -> str:
-        return (f"SELECT pid, tgid, comm, {call} AS syscall, ts AS start_ts, false AS complete, CAST(ino AS UBIGINT) AS ino "
-                f"FROM {tables[0]}")
+        return (f"SELECT pid, tgid, comm, {call} AS syscall, ts AS start_ts, false AS complete, CAST(ino AS UBIGINT) AS ino, "
+                f"'{fs}' AS fs FROM {tables[0]}")
     return sql
 
 
-_CALLS_ONLY = ("pid", "tgid", "comm", "syscall", "start_ts", "complete", "ino")
+_CALLS_ONLY = ("pid", "tgid", "comm", "syscall", "start_ts", "complete", "ino", "fs")
 
 FSYNC_OPS = View(
     "fsync_ops",
     "fsync(2) and fdatasync(2) calls, entry to return",
     SPAN_COLUMNS + (Column("fd", "BIGINT", "the file descriptor"),
-                    Column("ino", "UBIGINT", "the inode synced, when a filesystem event inside the call names it")),
+                    Column("ino", "UBIGINT", "the inode synced, when a filesystem event inside the call names it"),
+                    Column("fs", "VARCHAR", "btrfs, ext4 or xfs: the filesystem whose fsync event fell inside the call; "
+                                            "'other' when the capture recorded such events and none fell inside")),
     (
         Source("syscalls fsync/fdatasync", (("syscalls:sys_enter_fsync", "syscalls:sys_enter_fdatasync"),
                                             ("syscalls:sys_exit_fsync", "syscalls:sys_exit_fdatasync")),
-               _fsync_with_file, optional=(("ino", "@" + "|".join(FSYNC_FILE_EVENTS)),),
+               _fsync_with_file, optional=(("ino", "@" + "|".join(FSYNC_FILE_EVENTS)), ("fs", "@" + "|".join(FSYNC_FS_EVENTS))),
                recording=("syscalls:sys_enter_fsync", "syscalls:sys_exit_fsync", "syscalls:sys_enter_fdatasync",
                                             "syscalls:sys_exit_fdatasync", "btrfs:btrfs_sync_file")),
         Source("ext4_sync_file_enter/exit", (("ext4:ext4_sync_file_enter",), ("ext4:ext4_sync_file_exit",)), _ext4_fsyncs,
                fields=(("ino", "datasync"), ("ret",)),
-               provides=("pid", "tgid", "comm", "syscall", "start_ts", "end_ts", "dur_ns", "ret", "complete", "ino"),
+               provides=("pid", "tgid", "comm", "syscall", "start_ts", "end_ts", "dur_ns", "ret", "complete", "ino", "fs"),
                lacks="ext4 fsyncs only, from ext4_sync_file_enter to _exit (the syscall's own entry and return were not recorded)"),
-        Source("btrfs_sync_file", (("btrfs:btrfs_sync_file",),), _fsync_calls(True), fields=(("ino", "datasync"),), provides=_CALLS_ONLY,
+        Source("btrfs_sync_file", (("btrfs:btrfs_sync_file",),), _fsync_calls("btrfs", True), fields=(("ino", "datasync"),), provides=_CALLS_ONLY,
                lacks="btrfs fsyncs as calls only: btrfs_sync_file marks the start, nothing the return, so no durations "
                      "(record syscalls:sys_enter_fsync/sys_exit_fsync for them)"),
-        Source("xfs_file_fsync", (("xfs:xfs_file_fsync",),), _fsync_calls(False), fields=(("ino",),), provides=_CALLS_ONLY,
+        Source("xfs_file_fsync", (("xfs:xfs_file_fsync",),), _fsync_calls("xfs", False), fields=(("ino",),), provides=_CALLS_ONLY,
                lacks="XFS fsyncs as calls only: xfs_file_fsync marks the start, nothing the return, so no durations "
                      "(record syscalls:sys_enter_fsync/sys_exit_fsync for them)"),
     ),

@@ -99,3 +99,20 @@ def test_captures_with_many_calls_are_paired(store_of):
         with open_store(store_of(sample)) as con:
             total += con.execute("SELECT count(*) FROM raw.syscall_spans WHERE end_ts IS NOT NULL").fetchone()[0]
     assert total > 10_000
+
+
+def test_an_fsync_is_on_the_filesystem_whose_event_falls_inside_it(tmp_path):
+    """btrfs_sync_file is recorded: an fsync with one inside is on btrfs, one without is
+    on another filesystem (a file on the root ext4), and one still open is unknown."""
+    s = Snippet()
+    fsync_enter(s, T0)
+    s.event(T0 + MS // 10, "fio", 700, "btrfs_sync_file", ino=257, parent=256, datasync=0, root_objectid=5)
+    fsync_exit(s, T0 + MS)
+    s.event(T0 + 2 * MS, "journal", 800, "sys_enter_fsync", __syscall_nr=74, fd=4)
+    s.event(T0 + 3 * MS, "journal", 800, "sys_exit_fsync", __syscall_nr=74, ret=0)
+    fsync_enter(s, T0 + 4 * MS)
+    path = s.write(tmp_path / "fs.txt")
+    with open_store(store_for([path]).store) as con:
+        attach(con)
+        rows = con.execute("SELECT pid, fs FROM fsync_ops ORDER BY start_ts").fetchall()
+    assert rows == [(700, "btrfs"), (800, "other"), (700, None)]

@@ -31,13 +31,43 @@ fn all_fields<'a>(kind: &EventKind<'a>) -> (String, Vec<(&'a str, &'a str)>) {
                 // trace-cmd prints a syscall exit as just its return value.
                 vec![("ret", *info)]
             } else {
-                kv_pairs(info)
+                let mut pairs = kv_pairs(info);
+                if let Some(bdi) = leading_bdi(info) {
+                    // track_foreign_dirty prints "bdi %s[%llu]: ": the name, then bdi_id.
+                    match bdi.strip_suffix(']').and_then(|b| b.rsplit_once('[')) {
+                        Some((bdi, id)) if !id.is_empty() && id.bytes().all(|c| c.is_ascii_digit()) => {
+                            pairs.splice(0..0, [(bdi_field(name), bdi), ("bdi_id", id)]);
+                        }
+                        _ => pairs.insert(0, (bdi_field(name), bdi)),
+                    }
+                }
+                pairs
             };
             (name.to_string(), pairs)
         }
         EventKind::SyscallEnter { call, args } => (format!("sys_enter_{}", &call[4..]), colon_pairs(args)),
         EventKind::SyscallExit { call, ret } => (format!("sys_exit_{}", &call[4..]), vec![("ret", *ret)]),
         EventKind::Function { func, parent } => ("function".to_string(), vec![("ip", *func), ("parent_ip", *parent)]),
+    }
+}
+
+/// The bdi that the writeback events' print formats put first, outside `key=value`
+/// (`"bdi %s: ino=%lu index=%lu"`): `trace-cmd report` prints `bdi 7:0: ino=12 index=0`
+/// and `bdi btrfs-1: ...` where `-R` prints `name=7:0 ino=12 index=0`. Only in a line
+/// that is not pairs only (`-R` text already has the field).
+fn leading_bdi(info: &str) -> Option<&str> {
+    let rest = info.strip_prefix("bdi ")?;
+    let (bdi, _) = rest.split_once(": ")?;
+    (!bdi.is_empty() && !bdi.contains(char::is_whitespace) && !bdi.contains('=')).then_some(bdi)
+}
+
+/// The field the leading bdi is printed from: `bdi[32]` in balance_dirty_pages and
+/// bdi_dirty_ratelimit, `name[32]` in the other writeback events.
+fn bdi_field(event: &str) -> &'static str {
+    if matches!(event, "balance_dirty_pages" | "bdi_dirty_ratelimit") {
+        "bdi"
+    } else {
+        "name"
     }
 }
 
@@ -101,6 +131,22 @@ fn tokens(s: &str) -> impl Iterator<Item = (usize, &str)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_leading_bdi_of_writeback_events() {
+        let named = |name, info| all_fields(&EventKind::Named { name, info }).1;
+        assert_eq!(named("writeback_dirty_folio", "bdi 7:0: ino=12 index=0"), vec![("name", "7:0"), ("ino", "12"), ("index", "0")]);
+        assert_eq!(named("writeback_written", "bdi btrfs-1: sb_dev 0:47 nr_pages=9"), vec![("name", "btrfs-1"), ("nr_pages", "9")]);
+        assert_eq!(named("balance_dirty_pages", "bdi 8:16: limit=1 setpoint=2"), vec![("bdi", "8:16"), ("limit", "1"), ("setpoint", "2")]);
+        // -R text has the field as a pair; a sentence without "bdi X: " has none.
+        assert_eq!(named("writeback_dirty_folio", "name=7:0 ino=12 index=0"), vec![("name", "7:0"), ("ino", "12"), ("index", "0")]);
+        assert_eq!(named("sched_switch", "prev_comm=a prev_pid=1"), vec![("prev_comm", "a"), ("prev_pid", "1")]);
+        assert_eq!(named("writeback_dirty_folio", "bdi : ino=1"), vec![("ino", "1")]);
+        assert_eq!(
+            named("track_foreign_dirty", "bdi btrfs-17[27]: ino=258 memcg_id=2"),
+            vec![("name", "btrfs-17"), ("bdi_id", "27"), ("ino", "258"), ("memcg_id", "2")]
+        );
+    }
 
     #[test]
     fn sentence_style() {
