@@ -5,10 +5,14 @@ that trace.dat)."""
 
 from __future__ import annotations
 
+import json
+import subprocess
+
 import duckdb
 import pytest
 
 from tests.conftest import SAMPLES, samples
+from tests.helpers import advisor, one_line_error
 from tests.parity.text_pairs import compare_text
 
 TEXT_KINDS = ("tracefs-text", "trace_pipe-text", "report-text", "report-raw-text")
@@ -38,3 +42,30 @@ def test_trace_pipe_text_loads_every_line(store_of):
     assert n == event_lines == m["event_count"]
     assert bad == 0
     assert tgids == n  # record-tgid was on: every line has its tgid
+
+
+def _report(tmp_path, *options: str):
+    """`trace-cmd report OPTIONS` of a sample, saved as users save it."""
+    from tests.conftest import need_trace_cmd
+
+    need_trace_cmd()
+    out = tmp_path / ("report" + "".join(options).replace("-", "_") + ".txt")
+    with out.open("w") as f:
+        subprocess.run(["trace-cmd", "report", *options, str(SAMPLES / "tracefs-ext4.dat")], stdout=f, stderr=subprocess.DEVNULL, check=True)
+    return out
+
+
+def test_a_ts_diff_report_reads_as_the_plain_one(tmp_path):
+    """`--ts-diff` adds "(+147)" before each event name: the same events come out."""
+    counts = []
+    for options in ((), ("--ts-diff",)):
+        r = advisor("sql", "--format", "json", str(_report(tmp_path, *options)),
+                    "SELECT count(*) AS n, count(DISTINCT event) AS types, sum(ts) AS ts FROM events")
+        assert r.code == 0, r.err
+        counts.append(json.loads(r.out))
+    assert counts[0] == counts[1] and counts[0][0]["n"] == 2754
+
+
+def test_a_latency_format_report_is_refused_naming_the_option(tmp_path):
+    r = advisor("analyze", str(_report(tmp_path, "-l")))
+    assert r.code == 2 and "trace-cmd report -l" in one_line_error(r)

@@ -19,6 +19,19 @@ pub fn unreadable_layout(line: &str) -> Option<&'static str> {
             return Some("latency-format output (trace_options latency-format: microseconds since the trace began, task names cut to 8 bytes); save the trace with nolatency-format, or record it with trace-cmd");
         }
     }
+    // `trace-cmd report -l`: "      dd-23956   1.....  1357.541436: block_rq_issue: ..."
+    // (the task name cut to 8 bytes, the CPU and the latency flags without brackets).
+    if let [task, cpu_flags, time, ..] = &words[..] {
+        let secs = time.strip_suffix(':').and_then(|t| t.split_once('.'));
+        if task.contains('-')
+            && cpu_flags.len() >= 2
+            && cpu_flags.starts_with(|c: char| c.is_ascii_digit())
+            && cpu_flags.trim_start_matches(|c: char| c.is_ascii_digit()).chars().all(|c| c == '.' || c.is_ascii_alphanumeric())
+            && secs.is_some_and(|(s, f)| digits(s, 10) && digits(f, 10))
+        {
+            return Some("`trace-cmd report -l` output (latency format: task names cut to 8 bytes); print the report without -l, or give the trace.dat itself");
+        }
+    }
     // raw: "44 1 16613519959038 type: 2104"; hex: "0000002c 00000001 00000f1c26bc1baa type: 2104".
     if let [pid, cpu, ts, "type:"] = words[..] {
         if [pid, cpu, ts].iter().all(|w| digits(w, 16)) {
@@ -51,6 +64,8 @@ mod tests {
         assert!(unreadable_layout("44 1 16613519959038 type: 2104").unwrap().starts_with("raw or hex"));
         assert!(unreadable_layout("0000002c 00000001 00000f1c26bc1baa type: 2104").unwrap().starts_with("raw or hex"));
         assert!(unreadable_layout("block_rq_issue: 254,0 DS 4194304 () 38502400 + 8192").unwrap().contains("nocontext-info"));
+        let report_l = "      dd-23956   1.....  1357.541436: block_rq_issue:       7,0 RM 4096 () 33928 + 8 0x2,0,4 [dd]";
+        assert!(unreadable_layout(report_l).unwrap().contains("trace-cmd report -l"));
         // An ordinary event line, and noise, are not one of these layouts.
         assert_eq!(unreadable_layout("  dd-6375  [000] ..... 15672.265470: block_dirty_buffer: dev=266338304"), None);
         assert_eq!(unreadable_layout("garbage here"), None);

@@ -122,7 +122,14 @@ pub fn parse_event(line: &str) -> Option<EventLine<'_>> {
     if ts.is_empty() || !ts.bytes().all(|c| c.is_ascii_digit() || c == b'.') {
         return None;
     }
-    let body = rest[colon + 1..].trim_start();
+    let mut body = rest[colon + 1..].trim_start();
+    // `trace-cmd report --ts-diff` puts the time since the previous event, in the
+    // timestamp's unit, before the event name: "1357.541583: (+147)   block_rq_complete:".
+    if let Some(after) = body.strip_prefix("(+").and_then(|b| b.split_once(')')) {
+        if !after.0.is_empty() && after.0.bytes().all(|c| c.is_ascii_digit()) {
+            body = after.1.trim_start();
+        }
+    }
     Some(EventLine { comm, pid, tgid, cpu, flags, ts, kind: classify(body)? })
 }
 
@@ -186,6 +193,16 @@ mod tests {
         assert_eq!(l.flags, Some("..s.."));
         assert_eq!(l.ts, "1357.541583");
         assert_eq!(l.kind, EventKind::Named { name: "block_rq_complete", info: "7,0 RM () 33928 + 8 be,0,4 [0]" });
+    }
+
+    #[test]
+    fn report_with_ts_diff() {
+        let l = parse_event("       opt cgu.2-23770 [001]  1357.541583: (+147)   block_rq_complete:    7,0 RM () 33928 + 8 0x2,0,4 [0]")
+            .unwrap();
+        assert_eq!((l.pid, l.cpu, l.ts), (23770, 1, "1357.541583"));
+        assert_eq!(l.kind, EventKind::Named { name: "block_rq_complete", info: "7,0 RM () 33928 + 8 0x2,0,4 [0]" });
+        // Not a difference: left to the event name's check.
+        assert!(parse_event("dd-1 [001] 1.000001: (+x) a: b").is_none());
     }
 
     #[test]
