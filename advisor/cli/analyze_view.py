@@ -43,7 +43,7 @@ def _header(doc: dict):
         t.add_row("warning", Text(w["description"], style="bold yellow"))
     if c["damaged"]:
         where = f" ({c['damage'][0]})" if c.get("damage") else ""
-        t.add_row("damaged", Text(f"findings cover only what was read before the damage{where}", style="bold red"))
+        t.add_row("damaged", Text(f"part of the capture could not be read{where}: findings cover what was read (parse_stats counts what was skipped)", style="bold red"))
     return section(Text("capture", style="bold"), t)
 
 

@@ -29,7 +29,7 @@ def resolve_stores(traces: list[Path]) -> Path:
     with bytes_progress(f"ingest {label}") as progress:
         r = store_for(traces, progress=progress)
     if r.damaged:
-        warn(f"{r.damage[0] if r.damage else label}: damaged; results cover what was read before the damage")
+        warn(f"{r.damage[0] if r.damage else label}: damaged; results cover what could be read")
     return r.store
 
 

@@ -125,7 +125,7 @@ def damage_error(r: IngestResult) -> str:
     first = r.damage[0] if r.damage else f"{r.trace}: damaged"
     more = f" (and {len(r.damage) - 1} more)" if len(r.damage) > 1 else ""
     kept = f"{r.events:,} events" if r.events else f"{r.blk_events:,} blktrace records"
-    return f"{first}{more}; the {kept} read before the damage are in {r.store} (trace_info.partial, parse_stats)"
+    return f"{first}{more}; the {kept} that could be read are in {r.store} (trace_info.partial, parse_stats)"
 
 
 def _format_line(info: dict) -> str:

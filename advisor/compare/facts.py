@@ -41,7 +41,7 @@ LIMITING = {
     "filesystems": "different filesystems or backing devices",
     "event_set": "different events recorded: some metrics are measured on one side only, or from other sources",
     "lost_events": "lost events: operations are missing from one side",
-    "damaged": "a damaged capture: it covers only what was read before the damage",
+    "damaged": "a damaged capture: it covers only what could be read",
 }
 CONTEXT = ("span_seconds", "events")
 

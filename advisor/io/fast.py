@@ -69,7 +69,7 @@ def _quality(report: dict) -> list[str]:
     lost where blktrace's sequence numbers jump."""
     out = []
     if report["damaged"]:
-        out.append(f"{report['damage'][0]}: damaged; results cover what was read before the damage")
+        out.append(f"{report['damage'][0]}: damaged; results cover what could be read")
     return out + lost_records(report["stats"])
 
 

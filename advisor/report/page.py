@@ -101,7 +101,7 @@ def capture_section(label: str, doc: dict, version: str) -> str:
     ]
     rows += [("warning", w["description"]) for w in c.get("warnings", [])]
     if c["damaged"]:
-        rows.append(("damaged", "; ".join(c["damage"]) or "yes: findings cover what was read before the damage"))
+        rows.append(("damaged", "; ".join(c["damage"]) or "yes: findings cover what could be read"))
     body = "".join(f"<tr><th>{h(a)}</th><td>{h(b)}</td></tr>" for a, b in rows)
     return (f"<header><h1>Writeback Advisor report</h1><p class=\"source\">{h(label)}</p>"
             f"<p class=\"generated\">writeback-advisor {h(version)}</p></header>"

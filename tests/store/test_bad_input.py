@@ -80,7 +80,7 @@ def test_v6_truncated_in_the_data_keeps_whole_pages(tmp_path, store_of, fraction
     f.write_bytes(data[: int(len(data) * fraction)])
     r = advisor("ingest", str(f), "-o", str(tmp_path / "cut.duckdb"), "--json")
     line = one_line_error(r)
-    assert str(f) in line and "offset 0x" in line and "before the damage are in" in line
+    assert str(f) in line and "offset 0x" in line and "that could be read are in" in line
     assert json.loads(r.out)["damaged"] is True
     stats, info = _stats(tmp_path / "cut.duckdb")
     assert info["partial"] == "true"

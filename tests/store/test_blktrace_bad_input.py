@@ -73,7 +73,7 @@ def test_per_cpu_file_cut_mid_record(tmp_path, full_rows, where):
     r = advisor("ingest", str(base), "-o", str(store), "--json")
     line = one_line_error(r)
     assert f"{cpu0.name}: offset {starts[k]:#x}: truncated record" in line
-    assert "before the damage are in" in line
+    assert "that could be read are in" in line
     info, stats = _facts(store)
     assert info["partial"] == "true" and stats["blk_truncated_bytes"] == cut - starts[k]
     part = _rows(store)
@@ -164,7 +164,7 @@ def test_garbage(tmp_path, name):
         f.write_bytes(good + junk)
         line = one_line_error(advisor("ingest", str(f), "-o", str(tmp_path / "g.duckdb"), "--json"))
         assert f"{name}: offset {len(good):#x}: bad magic" in line
-        assert "before the damage are in" in line
+        assert "that could be read are in" in line
     else:
         f.write_bytes(junk)
         line = one_line_error(advisor("ingest", str(f)))

@@ -165,11 +165,12 @@ pub struct TextTrace {
     info_names: Vec<String>,
 }
 
-/// Most distinct event types (tables) a text capture may have. Text
-/// captures are of a few chosen events (the samples have 20); each type is
-/// a DuckDB table and views, about 0.4 MB of ingest memory, so a text
-/// inventing thousands of event names would cost gigabytes.
-pub const MAX_EVENT_TYPES: usize = 128;
+/// Most distinct event types (tables) a text capture may have. A capture of
+/// chosen events has a few dozen (the samples 20); `trace-cmd record -e all`
+/// printed with `trace-cmd report` has about 300 that fired. Each type is a
+/// table and views, about 0.4 MB of ingest memory, so a text inventing
+/// thousands of event names would cost gigabytes.
+pub const MAX_EVENT_TYPES: usize = 512;
 
 /// Longest line read: as the blkparse text parser (blktrace/text.rs). An
 /// event line of the kernel's is a few hundred bytes; a longer one is counted
@@ -409,6 +410,8 @@ impl TextTrace {
         let mut lost_ts: Vec<i64> = Vec::new();
         let mut pending_lost = 0usize;
         let (mut id, mut malformed, mut bad_ts, mut bad_values, mut too_long) = (0u64, 0u64, 0u64, 0u64, 0u64);
+        // Events of the types past MAX_EVENT_TYPES: (events, first such type).
+        let (mut beyond, mut beyond_types, mut first_beyond) = (0u64, std::collections::HashSet::new(), None);
         let mut pending_bytes = 0usize;
         let mut damage = Vec::new();
         let (mut first_ts, mut last_ts) = (None, None);
@@ -469,9 +472,11 @@ impl TextTrace {
             // A type beyond MAX_EVENT_TYPES (or a file changing between the passes).
             let Some(&t) = index.get(name.as_str()) else {
                 malformed += 1;
-                if damage.len() < 20 {
-                    damage.push(format!("line {no}: event type {:?} beyond the limit of {MAX_EVENT_TYPES} types", truncate(&name, 60)));
+                beyond += 1;
+                if beyond_types.len() < MAX_EVENT_TYPES {
+                    beyond_types.insert(name.clone());
                 }
+                first_beyond.get_or_insert((no, name));
                 continue;
             };
             let info = match &ev.kind {
@@ -530,6 +535,17 @@ impl TextTrace {
             out(LOST_TABLE, RecordBatch::try_new(lost_schema(), cols).expect("lost batch"));
         }
         progress.store(self.map.len() as u64, Ordering::Relaxed);
+        if let Some((no, name)) = &first_beyond {
+            // First: it costs whole event types, where other damage costs a line or a value.
+            let types = if beyond_types.len() >= MAX_EVENT_TYPES { format!("{MAX_EVENT_TYPES} or more") } else { beyond_types.len().to_string() };
+            damage.insert(
+                0,
+                format!(
+                    "line {no}: event type {:?} beyond the limit of {MAX_EVENT_TYPES} types: {beyond} events of {types} types skipped",
+                    truncate(name, 60)
+                ),
+            );
+        }
         let mut stats = vec![
             Stat::new("lines", None, Severity::Info, lines_seen, "lines read"),
             Stat::new("events", None, Severity::Info, id, "event lines decoded"),
@@ -539,6 +555,13 @@ impl TextTrace {
                 Severity::Error,
                 malformed,
                 "lines that are neither events, headers nor lost-event markers (skipped)",
+            ),
+            Stat::new(
+                "events_beyond_type_limit",
+                None,
+                Severity::DataLoss,
+                beyond,
+                "events of the types past the limit of distinct event types a text capture may have (skipped; counted in malformed_lines too)",
             ),
             Stat::new("bad_timestamps", None, Severity::Error, bad_ts, "event lines whose timestamp could not be read (skipped)"),
             Stat::new("long_lines", None, Severity::Error, too_long, "lines longer than 65536 bytes (skipped, never stored)"),
