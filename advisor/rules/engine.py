@@ -112,6 +112,8 @@ def run_rule(con, rule: Rule, release: KernelRelease | None, views: Views | None
             shown[e.title] = e
     evidence = [_evidence(con, rule, e) for e in shown.values()]
     missing = list(dict.fromkeys(e for u in unmeasured.values() for e in u["record"]))
+    # The command records a new capture: the events this rule already reads here, too.
+    kept = [e for n in dict.fromkeys(need.partition(".")[0] for need in rule.needs) for e in views.built[n].events_used()]
     shown = views.filesystems.describe()
     finding = Finding(
         rule=rule,
@@ -123,7 +125,7 @@ def run_rule(con, rule: Rule, release: KernelRelease | None, views: Views | None
         evidence=evidence,
         unmeasured=list(unmeasured.values()),
         missing_events=missing,
-        capture_command=record_command(missing) if missing else None,
+        capture_command=record_command(list(dict.fromkeys(kept + missing))) if missing else None,
         message="",
         filesystems=shown,
         measured_from=measured_from,
