@@ -90,16 +90,14 @@ class _Titled(Table):
     heading: str | None = None
     units: dict[str, str] | None = None  # header → unit, for the legend of abbreviated headers
     short: dict[str, str] | None = None  # header → its abbreviation, when one reads better than initials
-    fits: bool = True
+    abbreviate: bool = True
     _fitted: Fitted | None = None
 
     def fitted_width(self, width: int) -> int:
         """Fit the table to `width` (once: its headers are then abbreviated) and return the
         width it needs, more than `width` when its least is wider."""
-        if not self.fits:
-            return 0
         if self._fitted is None:
-            self._fitted = fit(self, width, self.units, self.short)
+            self._fitted = fit(self, width, self.units, self.short, self.abbreviate)
         return self._fitted.width
 
     def __rich_console__(self, console, options):
@@ -115,13 +113,14 @@ class _Titled(Table):
 
 
 def table(*columns: str, title: str | None = None, right: tuple[str, ...] = (), names: tuple[str, ...] = (),
-          units: dict[str, str] | None = None, short: dict[str, str] | None = None, fits: bool = True) -> Table:
+          units: dict[str, str] | None = None, short: dict[str, str] | None = None, abbreviate: bool = True) -> Table:
     """A results table. On a terminal: Rich's header rule; piped: no box, two spaces between
     columns, the header as the first line (grep/awk/column read it). `right`: numeric
     columns; `names`: columns that must never wrap or be cut (metric names, ioctl names).
     Too wide for the width, it abbreviates headers with a legend under it (`units`: header →
     unit, named in the legend; `short`: header → abbreviation) and wraps cells only between words (advisor.cli.fit);
-    `fits=False`: Rich's own shrinking (query results, shown as DuckDB returns them)."""
+    `abbreviate=False`: headers stay whole (a query's columns, which the reader names in
+    the next query)."""
     if terminal():
         t = _Titled(box=box.SIMPLE_HEAD, show_edge=False, header_style="bold", pad_edge=False, padding=(0, 1, 0, 0))
     else:
@@ -129,7 +128,7 @@ def table(*columns: str, title: str | None = None, right: tuple[str, ...] = (), 
     t.heading = title
     t.units = units
     t.short = short
-    t.fits = fits
+    t.abbreviate = abbreviate
     for c in columns:
         t.add_column(c, justify="right" if c in right else "left", no_wrap=c in names, overflow="fold")
     return t

@@ -67,9 +67,11 @@ def abbreviation(name: str, taken: set[str]) -> str | None:
 MIN_SAVING = 3  # "holds" over "yes" stays: a legend for two characters costs more than it saves
 
 
-def fit(table: Table, width: int, units: dict[str, str] | None = None, short: dict[str, str] | None = None) -> Fitted:
+def fit(table: Table, width: int, units: dict[str, str] | None = None, short: dict[str, str] | None = None,
+        abbreviate: bool = True) -> Fitted:
     """Abbreviate `table`'s headers and set its columns' widths for `width`. `short`: the
-    abbreviation to use for a header (else one is made from its words)."""
+    abbreviation to use for a header (else one is made from its words); `abbreviate=False`:
+    headers stay whole (a query's column names)."""
     units = {k.replace("\n", " "): v for k, v in (units or {}).items()}
     short = short or {}
     gap = table.padding[1] + table.padding[3] + (1 if table.box else 0)  # a boxed table divides columns
@@ -84,7 +86,7 @@ def fit(table: Table, width: int, units: dict[str, str] | None = None, short: di
     legend: list[tuple[str, str]] = []
     taken = set(headers)
     for i in sorted(range(len(cols)), key=lambda i: widest[i] - _longest_line(headers[i])):
-        if sum(need) + gaps <= width or _longest_line(headers[i]) - widest[i] < MIN_SAVING:
+        if not abbreviate or sum(need) + gaps <= width or _longest_line(headers[i]) - widest[i] < MIN_SAVING:
             continue
         if "\n" in headers[i]:
             continue  # a terminal's header of several lines ("for-sync (this kernel)\n3.11 and later") wraps at its spaces

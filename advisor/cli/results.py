@@ -103,7 +103,10 @@ def _json(cur, names, output) -> int:
 def _table(cur, names, max_rows, output) -> int:
     rows = cur.fetchmany(max_rows + 1)
     shown = rows[:max_rows]
-    t = table(*names, fits=False)
+    # Fitted, not Rich's shrinking: that folded numbers over lines ("8222/6891/...") and,
+    # 40 columns on 80, left only the last. Values wrap between words only; a table that
+    # still does not fit is printed whole, wider than the terminal.
+    t = table(*names, abbreviate=False)
     for r in shown:
         t.add_row(*("NULL" if v is None else str(v) for v in r))
     if output:

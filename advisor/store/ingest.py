@@ -121,7 +121,8 @@ class Inputs:
     def digest(self) -> str:
         """Content hash of all the inputs (the cache key)."""
         if self.from_stdin:
-            raise UsageError("data on stdin has no content hash to cache by: give -o STORE")
+            raise UsageError("data on stdin has no content hash to cache by: write a store first (advisor ingest - -o STORE), "
+                             "then give the command that store, or read the stream with advisor io -")
         parts = [f"{f.name}:{parsers.file_digest(f)}" for f in self.files()]
         return parsers.text_digest("\n".join(parts)) if len(parts) != 1 else parts[0].split(":", 1)[1]
 

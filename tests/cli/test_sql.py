@@ -144,3 +144,15 @@ def test_memory_limit_too_small_or_bad_is_one_line(store_of):
     assert "Out of Memory" in one_line_error(advisor("sql", store, BLOCK_LATENCY, "--memory-limit", "5MB"))
     line = one_line_error(advisor("sql", store, "select 1", "--memory-limit", "lots"))
     assert "--memory-limit 'lots'" in line
+
+
+def test_a_wide_result_on_a_narrow_terminal_keeps_every_column_and_number():
+    """40 columns at COLUMNS=80 printed only the last, and a timestamp folded over lines
+    ("8222/6891/8275/77"): every column and every number comes out whole, the table
+    wider than the terminal."""
+    query = "SELECT " + ", ".join(f"{i} AS c{i}" for i in range(40)) + ", 1320670565467 AS ts"
+    r = advisor("sql", str(SAMPLES / "sync-xfs-v6.dat"), query, env={"COLUMNS": "80"})
+    assert r.code == 0, r.err
+    header, values = r.out.splitlines()[:2]
+    assert header.split() == [f"c{i}" for i in range(40)] + ["ts"]
+    assert values.split() == [str(i) for i in range(40)] + ["1320670565467"]
