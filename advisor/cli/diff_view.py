@@ -6,7 +6,7 @@ from rich.table import Table
 from rich.text import Text
 
 from advisor.cli.analyze_view import STYLE
-from advisor.cli.console import out
+from advisor.cli.console import out, table
 
 
 def render(doc: dict) -> None:
@@ -33,9 +33,7 @@ def _value(v) -> str:
 
 
 def _facts(rows: list[dict]) -> Table:
-    t = Table(title="capture facts (differences limit the comparison)", title_justify="left", show_edge=False, header_style="bold")
-    for name in ("fact", "before", "after", "note"):
-        t.add_column(name, overflow="fold")
+    t = table("fact", "before", "after", "note", title="capture facts (differences limit the comparison)", names=("fact",))
     for r in rows:
         style = "bold red" if r["differs"] else "dim"
         prefix = "only here: " if r.get("only") else ""
@@ -48,9 +46,8 @@ def _facts(rows: list[dict]) -> Table:
 
 
 def _distributions(dists: list[dict]) -> Table:
-    t = Table(title="operation latencies", title_justify="left", show_edge=False, header_style="bold")
-    for name in ("ms", "stat", "before", "after", "change", "95% interval", ""):
-        t.add_column(name, overflow="fold")
+    t = table("ms", "stat", "before", "after", "change", "95% interval", "", title="operation latencies",
+              right=("before", "after", "change"), abbreviate=False)
     unmeasured = []
     for d in dists:
         if d["before"] is None or d["after"] is None:
@@ -71,9 +68,7 @@ def _distributions(dists: list[dict]) -> Table:
 
 
 def _rules(rules: list[dict]) -> Table:
-    t = Table(title="rules", title_justify="left", show_edge=False, header_style="bold")
-    for name in ("rule", "verdict before", "verdict after", "metrics that changed"):
-        t.add_column(name, overflow="fold")
+    t = table("rule", "verdict before", "verdict after", "metrics that changed", title="rules", names=("rule",), abbreviate=False)
     for r in rules:
         vb, va = r["verdict"]["before"], r["verdict"]["after"]
         changed = []

@@ -93,6 +93,8 @@ def test_terminal_output_flags_the_stalls(settings):
     assert r.code == 0, r.err
     line = next(l for l in r.out.splitlines() if "fraction" in l)
     assert "beyond noise" in line
+    # Piped: plain columns for grep and awk, no box-drawing characters.
+    assert not any(c in r.out for c in "┃━│╇"), r.out[:400]
 
 
 def test_percentile_draws_match_a_plain_bootstrap():
