@@ -11,7 +11,7 @@ every copy, and `instance_events` names each event's buffer.
 
 from __future__ import annotations
 
-from advisor.store.ddl import ident
+from advisor.store.ddl import ident, literal
 from advisor.views.present import Present
 
 _PREFIX = "one_buffer_"
@@ -33,13 +33,9 @@ def keep_one_buffer(con, present: Present) -> dict[str, str]:
             "GROUP BY i.instance ORDER BY count(*) DESC, i.instance IS NULL DESC, i.instance LIMIT 1").fetchone()
         view = _PREFIX + table
         where = "NOT EXISTS (SELECT 1 FROM instance_events i WHERE i.id = t.id)" if buffer is None else \
-            f"EXISTS (SELECT 1 FROM instance_events i WHERE i.id = t.id AND i.instance = {_literal(buffer)})"
+            f"EXISTS (SELECT 1 FROM instance_events i WHERE i.id = t.id AND i.instance = {literal(buffer)})"
         con.execute(f"CREATE OR REPLACE TEMP VIEW {ident(view)} AS SELECT * FROM {ident(table)} t WHERE {where}")
         present.tables[key] = (view, int(rows))
         present.columns[view] = present.columns.get(table, set())
         kept[key] = "top" if buffer is None else buffer
     return kept
-
-
-def _literal(text: str) -> str:
-    return "'" + text.replace("'", "''") + "'"
