@@ -133,10 +133,10 @@ def _number(v) -> bool:
 
 def measure(con, problems: list[str], views) -> dict[str, dict]:
     """problem → the metrics its rule measures on this capture (the replay's observed column)."""
-    from advisor.rules import run_rule  # noqa: PLC0415
+    from advisor.rules.engine import analyze  # noqa: PLC0415
 
     rules = {r.id: r for r in load_rules(bundled_only=True)}
-    return {p: run_rule(con, rules[p], None, views).metrics for p in problems if p in rules}
+    return {f.rule.id: f.metrics for f in analyze(con, [rules[p] for p in problems if p in rules], None, views)}
 
 
 def replay_store(con, label: str, problems: list[str] | None = None, policies: list[str] | None = None,

@@ -15,7 +15,7 @@ import numpy as np
 from advisor.replay import btrfs_log
 from advisor.replay import device as devices
 from advisor.replay.device import Device
-from advisor.views import Views, attach, held
+from advisor.views import Views, attach, filesystem_requests
 
 # The operations a replay uses: kind → domain view.
 OPS_VIEWS = {"sync": "sync_ops", "fsync": "fsync_ops", "sync_file_range": "sync_file_range_ops", "snapshot": "snapshot_ops",
@@ -33,6 +33,9 @@ class Ops:
     start: np.ndarray  # ns
     end: np.ndarray  # ns, -1 when the capture did not see the exit
     ino: np.ndarray  # the inode they act on, -1 when unknown or all
+    # The filesystem each acted on ("btrfs", "ext4", "xfs", "other"; None unknown), when
+    # the capture tells (fsync_ops.fs); None for all when it does not.
+    fs: np.ndarray | None = None
 
     @classmethod
     def empty(cls) -> "Ops":
@@ -41,6 +44,14 @@ class Ops:
 
     def __len__(self) -> int:
         return len(self.start)
+
+    def on(self, fs: str) -> "Ops":
+        """Those that may have acted on filesystem `fs`: named so, or of unknown filesystem
+        (a btrfs fsync replay leaves out an ext4 fsync the capture shows as ext4's)."""
+        if self.fs is None:
+            return self
+        keep = np.array([f is None or f == fs for f in self.fs], dtype=bool)
+        return Ops(self.pid[keep], self.start[keep], self.end[keep], self.ino[keep], self.fs[keep])
 
     @property
     def complete(self) -> np.ndarray:
@@ -185,10 +196,14 @@ def page_key(ino: np.ndarray, idx: np.ndarray) -> np.ndarray:
 def from_store(con, source: str, device_override: Device | None = None, views: Views | None = None) -> Workload:
     """The workload of a store, read through its domain views (advisor.views)."""
     views = views or attach(con)
-    # block_requests is read six times: the device, its flushes, data and metadata bytes,
-    # completion times, btrfs log commits.
-    with held(con, views, "block_requests"):
-        return _from_store(con, source, device_override, views)
+    # block_requests is read seven times: which devices, the device, its flushes, data and
+    # metadata bytes, completion times, btrfs log commits.
+    # A filesystem on a loop device shows its writes twice (advisor.views.stacking).
+    with filesystem_requests(con, views) as choice:
+        w = _from_store(con, source, device_override, views)
+    if choice and choice.dropped:
+        w.assumptions.append(choice.note())
+    return w
 
 
 def _from_store(con, source: str, device_override: Device | None, views: Views) -> Workload:
@@ -283,8 +298,9 @@ def _ops(con, views: Views, w: Workload) -> None:
             # the inode this task dirtied last before the call (fio's writers fsync what
             # they wrote; dbench's clients often not).
             named = "s.ino" if views.met(f"{view}.ino") else "NULL"
-            sql = (f"SELECT s.pid, s.start_ts, coalesce(s.end_ts, -1) AS end_ts, coalesce(CAST({named} AS BIGINT), CAST(d.ino AS BIGINT), -1) AS ino "
-                   f"FROM {view} s ASOF LEFT JOIN dirtying d ON d.pid = s.pid AND d.ts <= s.start_ts ORDER BY s.start_ts")
+            fs = "s.fs" if views.met(f"{view}.fs") else "NULL::VARCHAR"
+            sql = (f"SELECT s.pid, s.start_ts, coalesce(s.end_ts, -1) AS end_ts, coalesce(CAST({named} AS BIGINT), CAST(d.ino AS BIGINT), -1) AS ino, "
+                   f"{fs} AS fs FROM {view} s ASOF LEFT JOIN dirtying d ON d.pid = s.pid AND d.ts <= s.start_ts ORDER BY s.start_ts")
             w.assumptions.append(f"{kind}'s file is the inode a filesystem event inside the call names, else the inode its task dirtied last "
                                  "before it (fd → inode is not traced)" if named != "NULL" else
                                  f"{kind}'s file is the inode its task dirtied last before the call (fd → inode is not traced)")
@@ -292,13 +308,19 @@ def _ops(con, views: Views, w: Workload) -> None:
             sql = f"SELECT pid, start_ts, coalesce(end_ts, -1) AS end_ts, -1 AS ino FROM {view} ORDER BY start_ts"
         r = con.execute(sql).fetchnumpy()
         if len(r["pid"]):
-            w.ops[kind] = Ops(_i64(r["pid"]), _i64(r["start_ts"]), _i64(r["end_ts"]), _i64(r["ino"]))
+            fs = r.get("fs")
+            fs = None if fs is None or not any(v is not None for v in fs.tolist()) else np.asarray(fs.tolist(), dtype=object)
+            w.ops[kind] = Ops(_i64(r["pid"]), _i64(r["start_ts"]), _i64(r["end_ts"]), _i64(r["ino"]), fs)
+            others = len(w.ops[kind]) - len(w.ops[kind].on("btrfs"))
+            if others:
+                w.assumptions.append(f"{others:,} of the {len(w.ops[kind]):,} {kind} calls were on another filesystem than btrfs "
+                                     f"(no btrfs fsync event inside them): btrfs's {kind} replay leaves them out")
         if views.built[view].lacks:
             w.assumptions.append(f"{view} from {views.built[view].source}: {views.built[view].lacks}")
 
 
 def _log_commits(con, views: Views, w: Workload) -> None:
-    fsync = w.op("fsync")
+    fsync = w.op("fsync").on("btrfs")  # btrfs's log tree: its own fsyncs
     if views.met("block_requests") and len(fsync):
         w.log_commits = btrfs_log.observe(con, fsync.pid, fsync.start, fsync.end)
         if w.log_commits is not None:

@@ -17,7 +17,7 @@ from advisor.kernel import KernelRelease, KernelStatus, kernel_status
 from advisor.rules.loader import RuleFileError
 from advisor.rules.model import Rule
 from advisor.rules.verdict import all_hold, check, decide
-from advisor.views import Views, attach, record_command
+from advisor.views import Views, attach, filesystem_requests, record_command
 
 
 @dataclass
@@ -70,15 +70,39 @@ class Finding:
 
 
 def analyze(con, rules: list[Rule], release: KernelRelease | None, views: Views | None = None) -> list[Finding]:
+    """Every rule's finding. Rules that count block requests count the filesystem's
+    devices only (advisor.views.stacking: a loop device's writes, not those of the device
+    under its backing file again), and their message says which were left out."""
     views = views or attach(con)
-    return [run_rule(con, rule, release, views) for rule in rules]
+    if not any(_applicable(r, views) and _BLOCK in _views_of(r.needs) for r in rules):
+        return [run_rule(con, rule, release, views) for rule in rules]
+    with filesystem_requests(con, views) as choice:
+        findings = [run_rule(con, rule, release, views) for rule in rules]
+    if choice and choice.dropped:
+        for f in findings:
+            if any(_BLOCK in _views_of(needs) for needs in f.measured_from.values()):
+                note = choice.note()
+                f.message += f" {note[0].upper()}{note[1:]}."
+    return findings
+
+
+_BLOCK = "block_requests"
+
+
+def _views_of(needs) -> set[str]:
+    return {n.partition(".")[0] for n in needs}
+
+
+def _applicable(rule: Rule, views: Views) -> bool:
+    """Not a filesystem-specific rule on a capture that shows none of its filesystems."""
+    absent = [fs for fs in rule.filesystems if views.filesystems.knows_absent(fs)]
+    return not rule.filesystems or len(absent) < len(rule.filesystems)
 
 
 def run_rule(con, rule: Rule, release: KernelRelease | None, views: Views | None = None) -> Finding:
     views = views or attach(con)
     status = kernel_status(release, rule.kernel)
-    absent = [fs for fs in rule.filesystems if views.filesystems.knows_absent(fs)]
-    applicable = not rule.filesystems or len(absent) < len(rule.filesystems)
+    applicable = _applicable(rule, views)
     metrics: dict = {m.name: None for m in rule.metrics}
     unmeasured: dict[str, dict] = {}
     measured_from: dict[str, list[str]] = {}

@@ -22,7 +22,7 @@ import duckdb
 
 from advisor.recording import RECORD_BUFFER_KB
 from advisor.store.ddl import ident
-from advisor.views import block, filesystems, macros, ops, pagecache, reclaim
+from advisor.views import block, filesystems, macros, ops, pagecache, reclaim, stacking
 from advisor.views.buffers import keep_one_buffer
 from advisor.views.filesystems import Filesystems
 from advisor.views.model import Built, Column, Source, View, build
@@ -166,29 +166,58 @@ def attach(con, hide: frozenset[str] = frozenset()) -> Views:
 
 
 @contextlib.contextmanager
-def held(con, views: Views, name: str):
+def held(con, views: Views, name: str, where: str | None = None):
     """View `name` computed once for the `with` block: inside it the view reads its rows
     from a temporary table (also after another `attach` on the connection), dropped at
     the end of the block that made it. For a view a command reads many times: the replay
     and the report read block_requests up to nine times, and each read paired every
     issue with its completion again (on a 10.8 M-event ext4 capture with 1.74 M
-    requests: 3.3-4.4 s each time, the process at up to 1 GiB while it sorts)."""
-    if views.hidden or not views.built[name].available or name in _held_views(con):
+    requests: 3.3-4.4 s each time, the process at up to 1 GiB while it sorts).
+
+    With `where` (a predicate on the view's columns) the block sees only those rows,
+    also inside a block that already holds the view; the outer block's rows come back
+    when it ends."""
+    if views.hidden or not views.built[name].available:
         yield
         return
-    con.execute(f"CREATE TEMP TABLE {ident(_HELD_PREFIX + name)} AS SELECT * FROM {ident(name)}")
+    outer = name in _held_views(con)
+    if outer and where is None:
+        yield
+        return
+    table = (_NARROWED_PREFIX if outer else _HELD_PREFIX) + name
+    con.execute(f"CREATE TEMP TABLE {ident(table)} AS SELECT * FROM {ident(name)}" + (f" WHERE {where}" if where else ""))
     try:
-        _read_held(con, name)
+        con.execute(f"CREATE OR REPLACE TEMP VIEW {ident(name)} AS SELECT * FROM {ident(table)}")
         yield
     finally:
         # Not over an error of the block's own (a query interrupted by Ctrl-C leaves the
         # connection refusing more until the error is handled).
         with contextlib.suppress(duckdb.Error):
-            con.execute(f"CREATE OR REPLACE TEMP VIEW {ident(name)} AS {views.built[name].sql(views.present)}")
-            con.execute(f"DROP TABLE IF EXISTS {ident(_HELD_PREFIX + name)}")
+            if outer:
+                _read_held(con, name)
+            else:
+                con.execute(f"CREATE OR REPLACE TEMP VIEW {ident(name)} AS {views.built[name].sql(views.present)}")
+            con.execute(f"DROP TABLE IF EXISTS {ident(table)}")
+
+
+@contextlib.contextmanager
+def filesystem_requests(con, views: Views):
+    """block_requests held, with only the requests of the devices the filesystem writes
+    (advisor.views.stacking: a loop device's requests, not those of the device under its
+    backing file too). Yields the choice (None without block requests); the view is
+    whole again after the block."""
+    if not views.met("block_requests"):
+        yield None
+        return
+    with held(con, views, "block_requests"):
+        choice = stacking.workload_devices(con, views.filesystems.other_bdis)
+        with held(con, views, "block_requests", where=choice.where()):
+            yield choice
 
 
 _HELD_PREFIX = "held_"
+# A held view narrowed further inside its block (not re-read by another `attach`).
+_NARROWED_PREFIX = "narrowed_"
 
 
 def _held_views(con) -> set[str]:
@@ -200,4 +229,4 @@ def _read_held(con, name: str) -> None:
     con.execute(f"CREATE OR REPLACE TEMP VIEW {ident(name)} AS SELECT * FROM {ident(_HELD_PREFIX + name)}")
 
 
-__all__ = ["CATALOG", "Built", "Column", "Filesystems", "Source", "Unmet", "View", "Views", "attach", "check_need", "held", "record_command", "record_events"]
+__all__ = ["CATALOG", "Built", "Column", "Filesystems", "Source", "Unmet", "View", "Views", "attach", "check_need", "filesystem_requests", "held", "record_command", "record_events"]

@@ -170,3 +170,28 @@ def test_the_heap_equals_the_scan(seed):
         want = plain_shared_log(pid, start, think, data_ns, per_extent, slot, txn, commit_ns, batch_ticks, solo_prep, tick)
         assert got[2] == want[2]
         assert np.array_equal(got[0], want[0]) and np.array_equal(got[1], want[1])
+
+
+def test_fsyncs_on_another_filesystem_are_not_replayed_as_btrfs(store_of):
+    """A capture whose fsync_ops names some calls ext4's (here one writer's, relabelled
+    on the btrfs memcg capture): the btrfs fsync replay and the rule's count take btrfs's
+    alone, and the replay says how many it left out."""
+    from advisor.analyze.replay import replay_store
+    from advisor.store import open_store
+    from advisor.views import attach
+
+    problem = "btrfs-full-fsync-fallback"
+    with open_store(store_of("fsync-memcg-btrfs-run1-v7-zstd.dat")) as con:
+        views = attach(con)
+        con.execute("CREATE TEMP TABLE fsync_calls AS SELECT * FROM fsync_ops")
+        ext4_pid, ext4_calls = con.execute("SELECT pid, count(*) FROM fsync_calls GROUP BY pid ORDER BY pid LIMIT 1").fetchone()
+        total, btrfs_done = con.execute(f"SELECT count(*), count(*) FILTER (WHERE complete AND pid <> {ext4_pid}) FROM fsync_calls").fetchone()
+        assert 0 < ext4_calls < total
+        con.execute(f"CREATE OR REPLACE TEMP VIEW fsync_ops AS SELECT * REPLACE (CASE WHEN pid = {ext4_pid} THEN 'ext4' ELSE fs END AS fs) "
+                    "FROM fsync_calls")
+        doc = replay_store(con, "relabelled", problems=[problem], views=views)
+    observed = doc["observed"][problem]
+    assert observed["fsync_count"] == btrfs_done
+    own = next(r for r in doc["results"] if r["problem"] == problem and r["own_kernel"])
+    assert own["metrics"]["fsync_count"] <= total - ext4_calls
+    assert any(f"{ext4_calls:,} of the {total:,} fsync calls were on another filesystem" in a for a in doc["workload"]["assumptions"])

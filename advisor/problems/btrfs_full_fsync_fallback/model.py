@@ -61,14 +61,14 @@ FAST = Policy("fast-fsync", True, "page release leaves the flag alone; fsync log
 def _not_applicable(w: Workload) -> str | None:
     if w.filesystems is not None and "btrfs" not in w.filesystems:
         return "the capture shows no btrfs (no btrfs events, no btrfs log commit): this is btrfs's fsync and log tree"
-    f = w.op("fsync")
+    f = w.op("fsync").on("btrfs")
     if not len(f) or not (f.ino >= 0).any():
         return "no fsync of a file the workload dirtied"
     return None
 
 
 def _observed(w: Workload) -> dict:
-    d = w.op("fsync").durations_ns()
+    d = w.op("fsync").on("btrfs").durations_ns()
     if not len(d):
         return {}
     out = {"fsync_count": int(len(d)), "fsync_mean_ms": ms(d.mean()), "fsync_p50_ms": ms(np.percentile(d, 50)),
@@ -86,7 +86,7 @@ def _concurrency(start: np.ndarray, end: np.ndarray) -> np.ndarray:
 
 
 def _simulate(w: Workload, policy: Policy) -> dict:
-    f = w.op("fsync")
+    f = w.op("fsync").on("btrfs")
     known = f.ino >= 0
     pid, start, ino = f.pid[known], f.start[known], f.ino[known]
     end = np.where(f.end[known] >= 0, f.end[known], start)
