@@ -145,6 +145,28 @@ def statements(con, query: str) -> list:
     return found
 
 
+def refuse_export_of_views(con, found: list) -> None:
+    """EXPORT DATABASE writes a view as its definition: a cached store's event tables are
+    views over Parquet files in the cache (`STORE.parts/`), so the export would hold six
+    small tables and views naming the cache's absolute paths, which break when the cache
+    is cleared or the directory is copied elsewhere. Refused before any statement runs,
+    naming the commands that write a store standing alone."""
+    if not any(s.type.name == "EXPORT" for s in found):
+        return
+    from advisor.store import parts  # noqa: PLC0415
+
+    try:
+        read = parts.read_by(con)
+    except duckdb.Error:
+        return
+    if read is not None:
+        raise UsageError(
+            f"EXPORT DATABASE would write this store's event tables as views over its files in {read}, not their rows: "
+            "for a copy that stands alone, `advisor ingest --single-file -o FILE.duckdb TRACE` (one DuckDB file) "
+            "or `advisor ingest --store-format parquet -o DIR/ TRACE` (one Parquet file per table)"
+        )
+
+
 def returns_rows(statement) -> bool:
     return statement.type.name in _ROWS
 
@@ -155,6 +177,7 @@ def run_statements(con, query: str, fmt: str, output: Path | None, max_rows: int
     document holds one result, so more than one such statement is refused
     before any runs. Returns the rows written."""
     found = statements(con, query)
+    refuse_export_of_views(con, found)
     shown = [s for s in found if returns_rows(s)]
     if len(shown) > 1 and (fmt != "table" or output is not None):
         raise UsageError(

@@ -43,8 +43,8 @@ def sql(
         [],
         "--allow-write",
         metavar="PATH",
-        help="Let COPY ... TO write this file (or EXPORT DATABASE this directory, named with a trailing '/');"
-        " queries read nothing but the store otherwise. Repeatable.",
+        help="Let COPY ... TO write this file (or EXPORT DATABASE this directory, named with a trailing '/', from a store"
+        " written with `ingest --single-file`); queries read nothing but the store otherwise. Repeatable.",
     ),
     memory_limit: Optional[str] = typer.Option(
         None,
@@ -58,7 +58,7 @@ def sql(
 
     Queries run in a sandbox: the store read-only, no other file, no network, no extensions.
 
-    Example: advisor sql sample_traces/fio-ext4-v7-zstd.dat "select event, count(*) from events group by 1"
+    Example: advisor sql trace.dat "select event, count(*) from events group by 1"
     """
     from advisor.cli.results import check_format  # noqa: PLC0415
     from advisor.store.interrupts import interruptible  # noqa: PLC0415

@@ -52,7 +52,8 @@ def test_no_file_is_read(query, says, secret):
 def test_no_file_is_written_without_allow_write(query, target, tmp_path):
     path = tmp_path / target
     line = one_line_error(advisor("sql", SAMPLE, query.format(path=path)))
-    assert "disabled by configuration" in line
+    # A cached store's export is refused before the sandbox is asked (the next test).
+    assert ("disabled by configuration" if target != "exported" else "EXPORT DATABASE would write") in line
     assert not path.exists()
 
 
@@ -73,10 +74,24 @@ def test_allow_write_opens_exactly_the_named_file(tmp_path):
 
 
 def test_allow_write_directory_for_export(tmp_path):
+    """A store in one file exports whole (IMPORT DATABASE elsewhere gives every row); a
+    cached store, whose event tables are views over its Parquet files, is refused before
+    anything is written: its export would name the cache's files, not hold their rows."""
     out = tmp_path / "export"
-    r = advisor("sql", SAMPLE, f"export database '{out}'", "--allow-write", f"{out}/")
+    line = one_line_error(advisor("sql", SAMPLE, f"export database '{out}'", "--allow-write", f"{out}/"))
+    assert "EXPORT DATABASE" in line and "--single-file" in line and not out.exists()
+
+    single = tmp_path / "one.duckdb"
+    assert advisor("ingest", SAMPLE, "--single-file", "-o", str(single)).code == 0
+    assert "disabled by configuration" in one_line_error(advisor("sql", str(single), f"export database '{out}'"))
+    assert not out.exists()
+    r = advisor("sql", str(single), f"export database '{out}'", "--allow-write", f"{out}/")
     assert r.code == 0, r.err
-    assert (out / "schema.sql").is_file() and (out / "trace_info.csv").is_file()
+    assert (out / "trace_info.csv").is_file() and "read_parquet" not in (out / "schema.sql").read_text()
+    want = duckdb.connect(str(single), read_only=True).execute("SELECT count(*) FROM events").fetchone()[0]
+    again = duckdb.connect()
+    again.execute(f"IMPORT DATABASE '{out}'")
+    assert want > 100 and again.execute("SELECT count(*) FROM events").fetchone()[0] == want
 
 
 @pytest.mark.parametrize(
