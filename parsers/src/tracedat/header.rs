@@ -47,6 +47,9 @@ pub struct Metadata {
     /// the section could not be read.
     pub kallsyms: Vec<Ksym>,
     pub kallsyms_note: Option<String>,
+    /// Why the strings section (the names of the other sections, which trace-cmd
+    /// writes last) could not be read: the file was cut short after its event data.
+    pub strings_note: Option<String>,
     pub printk_bytes: u64,
     /// The printk formats section: (address, text) of the constant strings
     /// events point at (tracepoint_string(), trace_printk() formats).
@@ -263,6 +266,7 @@ struct Builder {
     kallsyms_bytes: u64,
     kallsyms: Vec<Ksym>,
     kallsyms_note: Option<String>,
+    strings_note: Option<String>,
     printk_bytes: u64,
     printk_strings: Vec<(u64, String)>,
 }
@@ -280,6 +284,7 @@ impl Builder {
             kallsyms_bytes: 0,
             kallsyms: Vec::new(),
             kallsyms_note: None,
+            strings_note: None,
             printk_bytes: 0,
             printk_strings: Vec::new(),
         }
@@ -453,6 +458,7 @@ impl Builder {
             kallsyms_bytes: self.kallsyms_bytes,
             kallsyms: self.kallsyms,
             kallsyms_note: self.kallsyms_note,
+            strings_note: self.strings_note,
             printk_bytes: self.printk_bytes,
             printk_strings: self.printk_strings,
             options,
@@ -682,6 +688,17 @@ fn section<'a>(
     Ok((id, flags, ByteReader::new(scratch, body_at, endian)))
 }
 
+/// Where a section ends in the file: its 16-byte header (id, flags, description,
+/// size) and the size it declares.
+fn section_end(file: &[u8], offset: u64, endian: Endian) -> Result<u64, Damage> {
+    let start = usize::try_from(offset).ok().filter(|&o| o < file.len()).ok_or_else(|| {
+        Damage::new(offset, format!("truncated file: a section is at offset {offset:#x} but the file ends at {:#x}", file.len()))
+    })?;
+    let mut r = ByteReader::new(&file[start..], offset, endian);
+    r.skip(8, "section id, flags and description")?;
+    Ok(offset.saturating_add(16).saturating_add(r.u64("section size")?))
+}
+
 /// The (uncompressed) payload size of a section, read from its headers only.
 fn section_size(file: &[u8], offset: u64, endian: Endian) -> Result<u64, Damage> {
     let start = usize::try_from(offset).ok().filter(|&o| o < file.len()).ok_or_else(|| {
@@ -715,6 +732,7 @@ fn parse_v7(file: &[u8], mut r: ByteReader, long_size: u8, page_size: u32) -> Re
     // One inflater for every metadata section: their total is bounded too.
     let mut inflater = codec.map(Inflater::new);
     let mut seen = std::collections::HashSet::new();
+    let mut options_end = 0u64;
     // Options sections form a chain through the DONE option's offset.
     while next_options != 0 {
         if !seen.insert(next_options) {
@@ -724,6 +742,7 @@ fn parse_v7(file: &[u8], mut r: ByteReader, long_size: u8, page_size: u32) -> Re
         if id != options::DONE {
             return Err(Damage::new(next_options, format!("expected an options section, found section id {id}")));
         }
+        options_end = options_end.max(section_end(file, next_options, endian)?);
         next_options = 0;
         while !o.is_empty() {
             let oid = o.u16("option id")?;
@@ -735,6 +754,15 @@ fn parse_v7(file: &[u8], mut r: ByteReader, long_size: u8, page_size: u32) -> Re
                 break;
             }
             opts.apply(oid, data, data_at, endian, true)?;
+        }
+    }
+    // trace-cmd writes one more section after the last options section as it closes
+    // the file: the strings section (the other sections' names; `trace-cmd dump
+    // --sections` lists it last). Nothing decodes from it, so a file cut short there
+    // loses no event; but the file is short, and that is said.
+    if (options_end as usize) < file.len() {
+        if let Err(d) = section(file, options_end, endian, &mut inflater, &mut scratch) {
+            b.strings_note = Some(format!("offset {:#x}: {}", d.offset, d.reason));
         }
     }
     let sections = std::mem::take(&mut opts.sections);

@@ -307,6 +307,9 @@ impl TraceDat {
         if let Some(n) = &m.kallsyms_note {
             put("kallsyms_unread", n.clone());
         }
+        if let Some(n) = &m.strings_note {
+            put("strings_unread", n.clone());
+        }
         put("saved_cmdlines", m.cmdlines.len().to_string());
         put("printk_strings", m.printk_strings.len().to_string());
         put("event_formats", m.formats.len().to_string());
@@ -585,6 +588,18 @@ impl TraceDat {
         ));
         for (sys, first, why, _) in &self.meta.bad_formats {
             v.push(Stat::new(&format!("bad_format:{sys}:{first}"), None, Severity::Error, 1, why));
+        }
+        if let Some(n) = &self.meta.strings_note {
+            v.push(Stat::new(
+                "strings_section_unread",
+                None,
+                Severity::Warning,
+                1,
+                &format!(
+                    "the file's last section (the names of its sections) cannot be read ({n}): the file was cut short \
+                     after its event data, which was all read"
+                ),
+            ));
         }
         let unread: u64 = self.meta.unread.iter().map(|u| u.bytes).sum();
         if !self.meta.unread.is_empty() {
