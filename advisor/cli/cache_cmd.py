@@ -6,7 +6,7 @@ from typing import Optional
 
 import typer
 
-from advisor.cli.console import JsonFlag, out, print_json, table
+from advisor.cli.console import JsonFlag, err, out, print_json, table
 from advisor.errors import UsageError
 
 cache = typer.Typer(
@@ -40,8 +40,11 @@ def list_stores(json_out: JsonFlag = False) -> None:
     from advisor.store.cache import cache_dir  # noqa: PLC0415
 
     held = cache_admin.stores()
+    lost = cache_admin.orphans()
+    total = sum(s.bytes for s in held) + sum(n for _, n in lost)
     if json_out:
-        print_json({"directory": str(cache_dir()), "bytes": sum(s.bytes for s in held), "stores": [s.as_dict() for s in held]})
+        print_json({"directory": str(cache_dir()), "bytes": total, "stores": [s.as_dict() for s in held],
+                    "orphaned_parts": [{"path": str(p), "bytes": n} for p, n in lost]})
         return
     t = table("store", "size", "ingested (UTC)", "format", "kernel", "records", title=f"cached stores in {cache_dir()}",
               right=("size", "records"), names=("store", "ingested (UTC)"))
@@ -51,6 +54,16 @@ def list_stores(json_out: JsonFlag = False) -> None:
                   d.get("format") or "?", d.get("kernel") or "", f"{d['events'] + d['blk_events']:,}" if "events" in d else "")
     out.print(t)
     out.print(f"{len(held)} store{'s' if len(held) != 1 else ''}, {cache_admin.human(sum(s.bytes for s in held))}")
+    if lost:
+        out.print(_orphans_line(lost), markup=False, highlight=False)
+
+
+def _orphans_line(lost: list) -> str:
+    from advisor.store.cache_admin import human  # noqa: PLC0415
+
+    n = len(lost)
+    return (f"{n} parts director{'ies' if n != 1 else 'y'} whose store was removed, {human(sum(b for _, b in lost))} "
+            "(counted above): `advisor cache clear` removes them")
 
 
 @cache.command("size")
@@ -63,11 +76,14 @@ def size(json_out: JsonFlag = False) -> None:
     from advisor.store.cache import cache_dir  # noqa: PLC0415
 
     held = cache_admin.stores(facts=False)
-    total = sum(s.bytes for s in held)
+    lost = cache_admin.orphans()
+    total = sum(s.bytes for s in held) + sum(n for _, n in lost)
     if json_out:
-        print_json({"directory": str(cache_dir()), "stores": len(held), "bytes": total})
+        print_json({"directory": str(cache_dir()), "stores": len(held), "bytes": total, "orphaned_parts": len(lost)})
         return
     out.print(f"{cache_admin.human(total)}\t{len(held)} stores\t{cache_dir()}", markup=False, highlight=False)
+    if lost:
+        err.print(_orphans_line(lost), markup=False, highlight=False)
 
 
 @cache.command("clear")
@@ -87,8 +103,11 @@ def clear(
     from advisor.store.cache import cache_dir  # noqa: PLC0415
 
     keep_bytes = cache_admin.parse_size(keep) if keep is not None else None
-    removed = cache_admin.clear(keep_bytes=keep_bytes, older_than_s=None if older_than is None else older_than * 86400)
-    freed = sum(s.bytes for s in removed)
+    older_than_s = None if older_than is None else older_than * 86400
+    # Parts directories whose store is gone first: nothing reads them.
+    freed = cache_admin.remove_orphans(older_than_s=older_than_s)
+    removed = cache_admin.clear(keep_bytes=keep_bytes, older_than_s=older_than_s)
+    freed += sum(s.bytes for s in removed)
     if json_out:
         print_json({"directory": str(cache_dir()), "removed": [str(s.path) for s in removed], "bytes_freed": freed,
                     "bytes_left": cache_admin.total_bytes()})

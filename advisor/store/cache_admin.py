@@ -18,7 +18,7 @@ from pathlib import Path
 import duckdb
 
 from advisor.errors import UsageError
-from advisor.store import parts
+from advisor.store import parts, readers, replace
 from advisor.store.cache import cache_dir
 
 STORE_NAME = re.compile(r"^[0-9a-f]{32}-p[0-9A-Za-z.+-]+-s\d+\.duckdb$")
@@ -58,6 +58,44 @@ def stores(directory: Path | None = None, facts: bool = True) -> list[CachedStor
     return sorted(out, key=lambda s: s.modified)
 
 
+def orphans(directory: Path | None = None) -> list[tuple[Path, int]]:
+    """Parts directories whose store is gone, with their bytes: a store file removed by
+    hand leaves its `<store>.<token>.parts` behind, which nothing reads or removes
+    again. One whose writer is alive (an ingest still writing it) is not one."""
+    d = directory or cache_dir()
+    if not d.is_dir():
+        return []
+    out = []
+    for p in d.iterdir():
+        if not p.name.endswith(parts.SUFFIX):
+            continue
+        name, _, token = p.name[: -len(parts.SUFFIX)].rpartition(".")
+        store = d / name
+        if not STORE_NAME.match(name) or store.exists() or not p.is_dir():
+            continue
+        if replace.writer_alive(store, token) is not False:
+            continue
+        out.append((p, parts.size(p)))
+    return sorted(out)
+
+
+def remove_orphans(directory: Path | None = None, older_than_s: float | None = None, now: float | None = None) -> int:
+    """Remove the orphaned parts directories no reader holds (written more than
+    `older_than_s` ago, when given); the bytes freed."""
+    now = now if now is not None else datetime.now(timezone.utc).timestamp()
+    freed = 0
+    for p, _ in orphans(directory):
+        try:
+            if older_than_s is not None and now - p.stat().st_mtime < older_than_s:
+                continue
+        except FileNotFoundError:
+            continue
+        with readers.unread(p) as free:
+            if free:
+                freed += parts.remove(p)
+    return freed
+
+
 def _facts(path: Path) -> dict:
     """What capture a store holds, from its trace_info table."""
     try:
@@ -73,7 +111,7 @@ def _facts(path: Path) -> dict:
 
 
 def total_bytes(directory: Path | None = None) -> int:
-    return sum(s.bytes for s in stores(directory, facts=False))
+    return sum(s.bytes for s in stores(directory, facts=False)) + sum(n for _, n in orphans(directory))
 
 
 def remove(store: CachedStore) -> int:
@@ -121,7 +159,9 @@ def enforce_cap() -> None:
     if not cap:
         return
     try:
-        clear(keep_bytes=parse_size(cap))
+        keep = parse_size(cap)
+        remove_orphans()
+        clear(keep_bytes=keep)
     except UsageError as e:
         raise UsageError(f"${CAP_VARIABLE}: {e}") from None
     except OSError:

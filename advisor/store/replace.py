@@ -85,14 +85,13 @@ class Temporary:
     def release(self) -> None:
         """Give up the lock: from now on the parts directory is no longer this
         writer's to keep (once published, the catalog in place names it)."""
-        if self.lock is None:
-            return
         try:
             self.lock_path.unlink(missing_ok=True)
         except OSError:
             pass
-        os.close(self.lock)
-        self.lock = None
+        if self.lock is not None:
+            os.close(self.lock)
+            self.lock = None
 
 
 def _lock_of(store: Path, token: str) -> Path:
@@ -114,17 +113,12 @@ def temporary(store: Path):
     tmp = store.with_name(f".{store.name}.{token}.tmp")
     lock_path = _lock_of(store, token)
     try:
-        lock = os.open(lock_path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+        lock = take_lock(lock_path)
     except OSError as e:
         raise StoreWriteError(f"{store}: cannot write the store: {e.strerror}") from None
     held = Temporary(tmp, parts.directory(store, token), token, lock_path, lock)
     try:
-        try:
-            fcntl.flock(lock, fcntl.LOCK_EX)
-            locked = True
-        except OSError:
-            locked = False  # no locks on this file system (NFS without lockd): nothing is removed
-        if locked:
+        if lock is not None:  # without locks (NFS without lockd) nothing may be judged dead
             _remove_dead_temps(store)
         yield held
     finally:
@@ -180,7 +174,7 @@ def publish(tmp: Temporary, store: Path, has_parts: bool) -> None:
         tmp.release()
 
 
-def _held(store: Path, token: str) -> bool | None:
+def writer_alive(store: Path, token: str) -> bool | None:
     """Whether the writer of `token` is alive: True, False, or None when its
     lock file cannot be opened (another user's: leave it alone)."""
     return held(_lock_of(store, token))
@@ -224,7 +218,7 @@ def _remove_dead_temps(store: Path) -> None:
     prefix = f".{store.name}."
     for tmp in store.parent.glob(f"{parts.glob_escape(prefix)}*.tmp"):
         token = tmp.name[len(prefix) : -len(".tmp")]
-        if _held(store, token) is not False:
+        if writer_alive(store, token) is not False:
             continue
         for p in (tmp, Path(str(tmp) + ".wal"), _lock_of(store, token)):
             try:
@@ -249,7 +243,7 @@ def _remove_stale_parts(store: Path, current: str | None = None) -> None:
         return  # the catalog in place cannot be read: keep every directory rather than guess
     for d in found:
         token = parts.token_of(store, d)
-        if token == current or _held(store, token) is not False:
+        if token == current or writer_alive(store, token) is not False:
             continue
         with readers.unread(d) as free:
             if free:

@@ -45,7 +45,7 @@ def test_list_and_size_count_every_store_and_nothing_else(cache):
     assert parts and doc["bytes"] == sum(f.stat().st_size for f in files + parts)
     assert [s["kernel"] for s in doc["stores"]] and all(s["events"] > 0 for s in doc["stores"])
     size = json.loads(advisor("cache", "size", "--json", env=env).out)
-    assert size == {"directory": str(d), "stores": 3, "bytes": doc["bytes"]}
+    assert size == {"directory": str(d), "stores": 3, "bytes": doc["bytes"], "orphaned_parts": 0}
     text = advisor("cache", env=env)  # no subcommand: the list
     assert text.code == 0 and "3 stores" in text.out and text.err == ""
     for f in files:
@@ -87,3 +87,30 @@ def test_bad_sizes_are_usage_errors(cache):
     _, env = cache
     assert "not a size" in one_line_error(advisor("cache", "clear", "--keep", "lots", env=env))
     assert "WRITEBACK_ADVISOR_CACHE_MAX" in one_line_error(advisor("cache", "size", env={**env, "WRITEBACK_ADVISOR_CACHE_MAX": "x"}))
+
+
+def test_parts_whose_store_was_removed_are_counted_and_cleared(cache):
+    """A store file removed by hand leaves its Parquet parts directory: size and list
+    count it, and clear removes it (it used to stay, uncounted, for good)."""
+    d, env = cache
+    before = _listing(env)
+    gone = d / before["stores"][0]["store"].rsplit("/", 1)[1]
+    parts_dirs = list(d.glob(gone.name + ".*.parts"))
+    assert len(parts_dirs) == 1
+    orphan_bytes = sum(p.stat().st_size for p in parts_dirs[0].iterdir())
+    gone.unlink()
+    doc = _listing(env)
+    assert len(doc["stores"]) == 2 and doc["orphaned_parts"] == [{"path": str(parts_dirs[0]), "bytes": orphan_bytes}]
+    assert doc["bytes"] == before["bytes"] - gone_bytes(before, gone) + orphan_bytes
+    size = json.loads(advisor("cache", "size", "--json", env=env).out)
+    assert size["orphaned_parts"] == 1 and size["bytes"] == doc["bytes"]
+    text = advisor("cache", "list", env=env)
+    assert "1 parts directory whose store was removed" in text.out
+    r = advisor("cache", "clear", "--keep", "1G", "--json", env=env)
+    assert r.code == 0, r.err
+    assert json.loads(r.out)["bytes_freed"] == orphan_bytes and not parts_dirs[0].exists()
+    assert len(_listing(env)["stores"]) == 2 and _listing(env)["orphaned_parts"] == []
+
+
+def gone_bytes(listing: dict, store) -> int:
+    return next(s["bytes"] for s in listing["stores"] if s["store"].endswith(store.name))
