@@ -57,3 +57,8 @@ def cache_dir() -> Path:
 
 def cache_path(digest: str) -> Path:
     return cache_dir() / f"{digest[:32]}-p{parsers.PARSER_VERSION}-s{STORE_VERSION}.duckdb"
+
+
+#: parse_stats rows counting events whose type id has no format in the file
+#: (`unknown_event_id_1009`): kept raw in unknown_events, read by no view.
+UNKNOWN_TYPE_PREFIX = "unknown_event_id_"

@@ -7,6 +7,7 @@ from advisor.errors import TraceFormatError
 from advisor.kernel import KernelRelease, parse_release
 from advisor.rules import SEVERITY, Rule, analyze
 from advisor.store import blk_views
+from advisor.store_settings import UNKNOWN_TYPE_PREFIX
 from advisor.views import Views
 
 
@@ -45,6 +46,8 @@ def capture_facts(con) -> dict:
         "span_seconds": (int(last) - int(first)) / 1e9 if first and last and unit == "ns" else None,
         "span_ticks": int(last) - int(first) if first and last and unit != "ns" else None,
         "lost_events": int(lost),
+        # Recorded, but of a type id the file has no format for: kept raw, read by no view.
+        "unknown_type_events": sum(int(k) for n, _, k, _ in lost_by if n.startswith(UNKNOWN_TYPE_PREFIX)),
         "data_loss": [{"name": n, "cpu": c, "count": int(k), "description": d} for n, c, k, d in lost_by],
         "warnings": [{"name": n, "count": int(k), "description": d} for n, k, d in warnings],
         "damaged": info.get("partial") == "true",

@@ -39,6 +39,9 @@ def _header(doc: dict):
     if c["lost_events"]:
         lost.append("  metrics undercount what happened; re-capture with larger buffers (advisor capture)")
     t.add_row("quality", lost)
+    if c.get("unknown_type_events"):
+        t.add_row("unreadable", Text(f"{c['unknown_type_events']:,} more events of types the file has no format for (kept raw in "
+                                     "unknown_events, read by no finding)", style="bold red"))
     for w in c.get("warnings", []):
         t.add_row("warning", Text(w["description"], style="bold yellow"))
     if c["damaged"]:

@@ -12,6 +12,7 @@ from rich.text import Text
 
 from advisor.cli.console import more_rows, out, section, table
 from advisor.display import TICKS_CAVEAT
+from advisor.store_settings import UNKNOWN_TYPE_PREFIX
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -90,7 +91,9 @@ def render(r: IngestResult, limit: int = 25) -> None:
             facts.add_row("time span", f"{info['first_ts']} … {info['last_ts']}  ({span:,} clock ticks, clock {info.get('clock', '?')}: "
                           f"[yellow]{TICKS_CAVEAT}[/])")
     if "format" in info:
-        facts.add_row("events", f"{r.events:,} in {len(r.events_by_type)} types")
+        unknown = sum(x[3] for x in r.data_loss if x[0].startswith(UNKNOWN_TYPE_PREFIX))
+        facts.add_row("events", f"{r.events:,} in {len(r.events_by_type)} types"
+                      + (f"; [red]{unknown:,} more of types the file has no format for[/] (kept raw in unknown_events)" if unknown else ""))
     if r.blk_actions:
         acts = ", ".join(f"{a} {n:,}" for a, n in sorted(r.blk_actions.items(), key=lambda kv: -kv[1]))
         span = ""
