@@ -2,7 +2,7 @@
 connection and Arrow tables, and `analyze` / `replay` / `report` returning plain data.
 
     >>> import advisor
-    >>> with advisor.open("sample_traces/sync-xfs-v6.dat") as t:
+    >>> with advisor.open("trace.dat") as t:
     ...     t.sql("select count(*) as n from events").to_pylist()
     [{'n': 45520}]
 

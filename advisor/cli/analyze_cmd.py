@@ -26,9 +26,9 @@ def analyze(
 ) -> None:
     """Match a capture against the documented writeback problems: verdict, evidence, recommendation per rule.
 
-    Example: advisor analyze sample_traces/sync-xfs-v6.dat --kernel 3.10.0
+    Example: advisor analyze trace.dat --kernel 3.10.0
 
-    Example: advisor analyze sample_traces/fio-ext4-v7-zstd.dat --plots
+    Example: advisor analyze trace.dat --plots
     """
     if fail_on is not None and fail_on not in FAIL_ON:
         raise UsageError(f"--fail-on must be one of {', '.join(FAIL_ON)}, not {fail_on!r}")

@@ -21,7 +21,7 @@ def diff(
     """Compare captures before and after a change: differing capture facts, operation latency
     percentiles with a bootstrap interval, and every rule's verdict and metrics side by side.
 
-    Example: advisor diff sample_traces/dbench-stable0-ext4-run1-v7-zstd.dat sample_traces/dbench-stable1-ext4-run1-v7-zstd.dat
+    Example: advisor diff before.dat after.dat
 
     Example: advisor diff -b stable0-run1.dat -b stable0-run2.dat -a stable1-run1.dat -a stable1-run2.dat
     """

@@ -27,7 +27,7 @@ def analyze(
     """Run every rule (and the replay its findings quote) on each capture, write one row per
     capture and rule to a Parquet table, and summarize: verdicts by kernel, worst hosts per rule.
 
-    Example: advisor fleet analyze 'sample_traces/*-v7-zstd.dat' -o findings/
+    Example: advisor fleet analyze 'captures/*.dat' -o findings/
 
     Example: advisor fleet analyze @hosts.txt -o findings/ --engine spark --master spark://head:7077
     """

@@ -37,9 +37,9 @@ def ingest(
 ) -> None:
     """Parse captures into one DuckDB store (cached by content hash).
 
-    Example: advisor ingest sample_traces/blk-ext4-fsync.dat sample_traces/blk-ext4-fsync -o incident.duckdb
+    Example: advisor ingest trace.dat sda -o incident.duckdb   (sda: the sda.blktrace.N files)
 
-    Example: advisor ingest --store-format parquet -o fleet/ sample_traces/sync-xfs-v6.dat
+    Example: advisor ingest --store-format parquet -o fleet/ trace.dat
     """
     # DuckDB and Arrow load with the command that uses them, not with the CLI.
     from advisor.store import ingest as ingest_store  # noqa: PLC0415

@@ -31,7 +31,7 @@ def io(
 ) -> None:
     """Block I/O latency by phase (btt's Q2G, G2I, I2D, D2C, Q2C...), per device and process.
 
-    Example: advisor io sample_traces/blk-ext4-fsync
+    Example: advisor io sda   (the sda.blktrace.N files `blktrace -d /dev/sda` wrote)
     """
     s = _from_files(traces, device, btt_compat) if only_blktrace(traces) else None
     if s is None:

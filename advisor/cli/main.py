@@ -52,7 +52,7 @@ def _show_version(value: bool) -> None:
         raise typer.Exit(0)
 
 
-@app.callback(epilog="Example: advisor analyze sample_traces/sync-xfs-v6.dat   (each command's --help has its own example)")
+@app.callback(epilog="Example: advisor analyze trace.dat   (each command's --help has its own example)")
 def _options(
     ctx: typer.Context,
     version: bool = typer.Option(False, "--version", help="Print the version and exit.", callback=_show_version, is_eager=True),

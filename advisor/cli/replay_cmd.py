@@ -24,7 +24,7 @@ def replay(
     with what the capture shows; or replay a synthetic workload (the fixes' published benchmarks).
 
     Examples:
-      advisor replay sample_traces/sync-xfs-v6.dat --problem sync-flusher-stall
+      advisor replay trace.dat --problem sync-flusher-stall
       advisor replay --workload fio-snapshot:rw=randwrite,jobs=4 --json
       advisor replay --workload fsmark-sync:device=nvme,mem=8G -p sync-flusher-stall
     """

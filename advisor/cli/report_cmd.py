@@ -27,7 +27,7 @@ def report(
 
     The file needs no network to open: charts are inline SVG.
 
-    Example: advisor report sample_traces/fio-ext4-v7-zstd.dat -o report.html
+    Example: advisor report trace.dat -o report.html
 
     Example: advisor report before.dat --compare after.dat -o diff.html
     """
