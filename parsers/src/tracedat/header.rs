@@ -760,7 +760,11 @@ fn parse_v7(file: &[u8], mut r: ByteReader, long_size: u8, page_size: u32) -> Re
     // the file: the strings section (the other sections' names; `trace-cmd dump
     // --sections` lists it last). Nothing decodes from it, so a file cut short there
     // loses no event; but the file is short, and that is said.
-    if (options_end as usize) < file.len() {
+    // Only past everything the options point at: a writer that put its last options
+    // section before the CPU data would have us read event data as a section header.
+    let data_end = opts.buffers.iter().flat_map(|b| &b.cpus).map(|c| c.offset.saturating_add(c.size)).max().unwrap_or(0);
+    let pointed = opts.sections.iter().map(|&(_, o)| o).chain(opts.buffers.iter().map(|b| b.section_offset)).max().unwrap_or(0);
+    if (options_end as usize) < file.len() && options_end >= data_end && options_end > pointed {
         if let Err(d) = section(file, options_end, endian, &mut inflater, &mut scratch) {
             b.strings_note = Some(format!("offset {:#x}: {}", d.offset, d.reason));
         }

@@ -596,8 +596,8 @@ impl TraceDat {
                 Severity::Warning,
                 1,
                 &format!(
-                    "the file's last section (the names of its sections) cannot be read ({n}): the file was cut short \
-                     after its event data, which was all read"
+                    "the file's last section (the names of its sections) cannot be read ({n}): the file was probably cut \
+                     short after its event data, which was all read"
                 ),
             ));
         }
