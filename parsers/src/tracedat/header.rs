@@ -688,25 +688,30 @@ fn section<'a>(
     Ok((id, flags, ByteReader::new(scratch, body_at, endian)))
 }
 
-/// Where a section ends in the file: its 16-byte header (id, flags, description,
-/// size) and the size it declares.
-fn section_end(file: &[u8], offset: u64, endian: Endian) -> Result<u64, Damage> {
+/// A reader at a section's header (id, flags, description, size), or why the file
+/// has none there.
+fn section_header(file: &[u8], offset: u64, endian: Endian) -> Result<ByteReader<'_>, Damage> {
     let start = usize::try_from(offset).ok().filter(|&o| o < file.len()).ok_or_else(|| {
         Damage::new(offset, format!("truncated file: a section is at offset {offset:#x} but the file ends at {:#x}", file.len()))
     })?;
-    let mut r = ByteReader::new(&file[start..], offset, endian);
+    Ok(ByteReader::new(&file[start..], offset, endian))
+}
+
+/// Where a section ends in the file: its 16-byte header (id, flags, description,
+/// size) and the size it declares.
+fn section_end(file: &[u8], offset: u64, endian: Endian) -> Result<u64, Damage> {
+    let mut r = section_header(file, offset, endian)?;
     r.skip(8, "section id, flags and description")?;
     Ok(offset.saturating_add(16).saturating_add(r.u64("section size")?))
 }
 
 /// The (uncompressed) payload size of a section, read from its headers only.
 fn section_size(file: &[u8], offset: u64, endian: Endian) -> Result<u64, Damage> {
-    let start = usize::try_from(offset).ok().filter(|&o| o < file.len()).ok_or_else(|| {
-        Damage::new(offset, format!("truncated file: a section is at offset {offset:#x} but the file ends at {:#x}", file.len()))
-    })?;
-    let mut r = ByteReader::new(&file[start..], offset, endian);
+    let mut r = section_header(file, offset, endian)?;
+    let mut at_flags = r.clone();
     r.skip(4, "section id and flags")?;
-    let flags = ByteReader::new(&file[start + 2..], offset + 2, endian).u16("section flags")?;
+    at_flags.skip(2, "section id")?;
+    let flags = at_flags.u16("section flags")?;
     r.skip(4, "section description")?;
     let size = r.u64("section size")?;
     if flags & SECTION_COMPRESSED == 0 {
