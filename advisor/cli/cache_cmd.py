@@ -61,8 +61,11 @@ def list_stores(json_out: JsonFlag = False) -> None:
 def _orphans_line(lost: list) -> str:
     from advisor.store.cache_admin import human  # noqa: PLC0415
 
-    n = len(lost)
-    return (f"{n} parts director{'ies' if n != 1 else 'y'} whose store was removed, {human(sum(b for _, b in lost))} "
+    dirs = sum(1 for p, _ in lost if p.name.endswith(".parts"))
+    what = [f"{dirs} parts director{'ies' if dirs != 1 else 'y'}"] if dirs else []
+    if len(lost) > dirs:
+        what.append(f"{len(lost) - dirs} checksum or log file{'s' if len(lost) - dirs != 1 else ''}")
+    return (f"{' and '.join(what)} whose store was removed, {human(sum(b for _, b in lost))} "
             "(counted above): `advisor cache clear` removes them")
 
 

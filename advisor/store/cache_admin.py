@@ -58,41 +58,75 @@ def stores(directory: Path | None = None, facts: bool = True) -> list[CachedStor
     return sorted(out, key=lambda s: s.modified)
 
 
+# What a store leaves beside it besides its parts directories: DuckDB's write-ahead log
+# and the checksum cache.py keeps.
+_SIDE_FILES = (".wal", ".blake3")
+
+
 def orphans(directory: Path | None = None) -> list[tuple[Path, int]]:
-    """Parts directories whose store is gone, with their bytes: a store file removed by
-    hand leaves its `<store>.<token>.parts` behind, which nothing reads or removes
-    again. One whose writer is alive (an ingest still writing it) is not one."""
+    """What stores removed by hand left behind, with its bytes: `<store>.<token>.parts`
+    directories, which nothing reads or removes again, and the store's `.wal` and
+    `.blake3`. A parts directory whose writer is alive (an ingest still writing it) is
+    not one, nor a side file while any writer of its store is alive (an ingest writes the
+    checksum just before it renames the store into place)."""
     d = directory or cache_dir()
     if not d.is_dir():
         return []
     out = []
     for p in d.iterdir():
-        if not p.name.endswith(parts.SUFFIX):
-            continue
-        name, _, token = p.name[: -len(parts.SUFFIX)].rpartition(".")
-        store = d / name
-        if not STORE_NAME.match(name) or store.exists() or not p.is_dir():
-            continue
-        if replace.writer_alive(store, token) is not False:
-            continue
-        out.append((p, parts.size(p)))
+        if p.name.endswith(parts.SUFFIX):
+            name, _, token = p.name[: -len(parts.SUFFIX)].rpartition(".")
+            store = d / name
+            if not STORE_NAME.match(name) or store.exists() or not p.is_dir():
+                continue
+            if replace.writer_alive(store, token) is not False:
+                continue
+            out.append((p, parts.size(p)))
+        elif _stray_side_file(p):
+            try:
+                out.append((p, p.stat().st_size))
+            except FileNotFoundError:
+                continue
     return sorted(out)
 
 
+def _store_of(side_file: Path) -> Path | None:
+    """The store a `.wal` or `.blake3` belongs to, by name."""
+    for suffix in _SIDE_FILES:
+        if side_file.name.endswith(suffix) and STORE_NAME.match(side_file.name[: -len(suffix)]):
+            return side_file.with_name(side_file.name[: -len(suffix)])
+    return None
+
+
+def _stray_side_file(p: Path) -> bool:
+    store = _store_of(p)
+    if store is None or store.exists() or not p.is_file():
+        return False
+    return not replace.any_writer_alive(store)
+
+
 def remove_orphans(directory: Path | None = None, older_than_s: float | None = None, now: float | None = None) -> int:
-    """Remove the orphaned parts directories no reader holds (written more than
-    `older_than_s` ago, when given); the bytes freed."""
+    """Remove what `orphans` finds (written more than `older_than_s` ago, when given),
+    parts directories only when no reader holds them; the bytes freed."""
     now = now if now is not None else datetime.now(timezone.utc).timestamp()
     freed = 0
-    for p, _ in orphans(directory):
+    for p, n in orphans(directory):
         try:
             if older_than_s is not None and now - p.stat().st_mtime < older_than_s:
                 continue
         except FileNotFoundError:
             continue
-        with readers.unread(p) as free:
-            if free:
-                freed += parts.remove(p)
+        if p.is_dir():
+            with readers.unread(p) as free:
+                if free:
+                    freed += parts.remove(p)
+            continue
+        # Under the lock a store is published under, and checked again: an ingest that
+        # wrote this checksum may have renamed its store into place since.
+        with replace.publishing(_store_of(p)):
+            if _stray_side_file(p):
+                p.unlink(missing_ok=True)
+                freed += n
     return freed
 
 

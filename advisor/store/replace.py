@@ -180,6 +180,12 @@ def writer_alive(store: Path, token: str) -> bool | None:
     return held(_lock_of(store, token))
 
 
+def any_writer_alive(store: Path) -> bool:
+    """Whether any writer of `store` may be alive (a lock file of it held, or not
+    readable to judge)."""
+    return any(held(lock) is not False for lock in store.parent.glob(f".{store.name}.*.tmp.lock"))
+
+
 def take_lock(path: Path) -> int | None:
     """Create `path` and hold an exclusive flock(2) on it until the descriptor is
     closed: None when the file system has no locks (then nothing may be judged dead)."""

@@ -90,26 +90,50 @@ def test_bad_sizes_are_usage_errors(cache):
 
 
 def test_parts_whose_store_was_removed_are_counted_and_cleared(cache):
-    """A store file removed by hand leaves its Parquet parts directory: size and list
-    count it, and clear removes it (it used to stay, uncounted, for good)."""
+    """A store file removed by hand leaves its Parquet parts directory and its checksum:
+    size and list count them, and clear removes them (they used to stay, uncounted, for
+    good)."""
     d, env = cache
     before = _listing(env)
     gone = d / before["stores"][0]["store"].rsplit("/", 1)[1]
     parts_dirs = list(d.glob(gone.name + ".*.parts"))
-    assert len(parts_dirs) == 1
+    checksum = d / (gone.name + ".blake3")
+    assert len(parts_dirs) == 1 and checksum.is_file()
     orphan_bytes = sum(p.stat().st_size for p in parts_dirs[0].iterdir())
+    checksum_bytes = checksum.stat().st_size
     gone.unlink()
     doc = _listing(env)
-    assert len(doc["stores"]) == 2 and doc["orphaned_parts"] == [{"path": str(parts_dirs[0]), "bytes": orphan_bytes}]
-    assert doc["bytes"] == before["bytes"] - gone_bytes(before, gone) + orphan_bytes
+    assert len(doc["stores"]) == 2
+    assert doc["orphaned_parts"] == sorted([{"path": str(parts_dirs[0]), "bytes": orphan_bytes},
+                                            {"path": str(checksum), "bytes": checksum_bytes}], key=lambda o: o["path"])
+    assert doc["bytes"] == before["bytes"] - gone_bytes(before, gone) + orphan_bytes + checksum_bytes
     size = json.loads(advisor("cache", "size", "--json", env=env).out)
-    assert size["orphaned_parts"] == 1 and size["bytes"] == doc["bytes"]
+    assert size["orphaned_parts"] == 2 and size["bytes"] == doc["bytes"]
     text = advisor("cache", "list", env=env)
-    assert "1 parts directory whose store was removed" in text.out
+    assert "1 parts directory and 1 checksum or log file whose store was removed" in text.out
     r = advisor("cache", "clear", "--keep", "1G", "--json", env=env)
     assert r.code == 0, r.err
-    assert json.loads(r.out)["bytes_freed"] == orphan_bytes and not parts_dirs[0].exists()
+    assert json.loads(r.out)["bytes_freed"] == orphan_bytes + checksum_bytes
+    assert not parts_dirs[0].exists() and not checksum.exists()
     assert len(_listing(env)["stores"]) == 2 and _listing(env)["orphaned_parts"] == []
+
+
+def test_a_checksum_is_not_stray_while_its_store_is_being_written(tmp_path):
+    """An ingest writes the checksum just before it renames the store into place: while
+    a writer of that store holds its lock, the checksum is not counted or removed."""
+    from advisor.store import cache_admin, replace  # noqa: PLC0415
+
+    store = tmp_path / ("0" * 32 + "-p1.0-s1.duckdb")
+    checksum = tmp_path / (store.name + ".blake3")
+    checksum.write_text("x\n")
+    lock = replace.take_lock(tmp_path / f".{store.name}.123-abcd.tmp.lock")
+    try:
+        assert cache_admin.orphans(tmp_path) == []
+        assert cache_admin.remove_orphans(tmp_path) == 0 and checksum.exists()
+    finally:
+        os.close(lock)
+    assert cache_admin.orphans(tmp_path) == [(checksum, 2)]
+    assert cache_admin.remove_orphans(tmp_path) == 2 and not checksum.exists()
 
 
 def gone_bytes(listing: dict, store) -> int:
