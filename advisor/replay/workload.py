@@ -201,7 +201,7 @@ def from_store(con, source: str, device_override: Device | None = None, views: V
     # A filesystem on a loop device shows its writes twice (advisor.views.stacking).
     with filesystem_requests(con, views) as choice:
         w = _from_store(con, source, device_override, views)
-    if choice and choice.dropped:
+    if choice and choice.note():
         w.assumptions.append(choice.note())
     return w
 

@@ -78,7 +78,7 @@ def analyze(con, rules: list[Rule], release: KernelRelease | None, views: Views 
         return [run_rule(con, rule, release, views) for rule in rules]
     with filesystem_requests(con, views) as choice:
         findings = [run_rule(con, rule, release, views) for rule in rules]
-    if choice and choice.dropped:
+    if choice and choice.note():
         for f in findings:
             if any(_BLOCK in _views_of(needs) for needs in f.measured_from.values()):
                 note = choice.note()

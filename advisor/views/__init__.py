@@ -210,7 +210,7 @@ def filesystem_requests(con, views: Views):
         yield None
         return
     with held(con, views, "block_requests"):
-        choice = stacking.workload_devices(con, views.filesystems.other_bdis)
+        choice = stacking.workload_devices(con, views)
         with held(con, views, "block_requests", where=choice.where()):
             yield choice
 

@@ -28,6 +28,7 @@ class DeviceChoice:
     kept: tuple[str, ...]
     dropped: dict[str, int]
     why: str = ""
+    caveat: str = ""  # what the kept devices' bytes may count more than once, when nothing was left out
 
     def where(self) -> str | None:
         """A block_requests predicate keeping only `kept`, or None when nothing is left out."""
@@ -37,9 +38,10 @@ class DeviceChoice:
 
     def note(self) -> str:
         if not self.dropped:
-            return ""
+            return self.caveat
         left = ", ".join(f"{d} ({n:,} write requests)" for d, n in sorted(self.dropped.items()))
-        return f"block requests of {', '.join(self.kept)} only; left out: {left}: {self.why}"
+        note = f"block requests of {', '.join(self.kept)} only; left out: {left}: {self.why}"
+        return f"{note}; {self.caveat}" if self.caveat else note
 
 
 def _major(dev: str) -> int | None:
@@ -47,15 +49,25 @@ def _major(dev: str) -> int | None:
     return int(head) if head.isdigit() else None
 
 
-def choose(writes: dict[str, int], named_bdis: list[str]) -> DeviceChoice:
+def choose(writes: dict[str, int], named_bdis: list[str], write_bytes: dict[str, int] | None = None,
+           queued_bytes: dict[str, int] | None = None) -> DeviceChoice:
     """From the write requests per device and the block-device bdi names the writeback
-    events carry ("7:0"), the devices whose requests are the filesystem's."""
+    events carry ("7:0"), the devices whose requests are the filesystem's. With the
+    requests' write bytes per device and the bytes of the write bios queued per device
+    (block_bio_queue; None when not recorded), a named device without requests (md,
+    device-mapper) counts each of its bytes once: the devices under it, largest first,
+    until they hold one copy."""
     devs = sorted(writes)
-    if len(devs) <= 1:
+    # Named devices without write requests; major 0 is no block device (NFS, FUSE: "0:53").
+    upper = sorted(d for d in {b.replace(":", ",") for b in named_bdis} - set(devs) if _major(d))
+    if not devs or (len(devs) == 1 and not upper):
         return DeviceChoice(tuple(devs), {})
     named = [d for d in devs if d.replace(",", ":") in set(named_bdis)]
+    # A named device with queued write bios and no requests (md, device-mapper) is a
+    # filesystem's device whose requests are on devices the writeback events need not name.
+    bio_based = [d for d in upper if queued_bytes and queued_bytes.get(d, 0) > 0]
     candidates, why = devs, ""
-    if named and len(named) < len(devs):
+    if named and len(named) < len(devs) and not bio_based:
         candidates = named
         why = "the capture's writeback events name no other block device, so their requests are not this filesystem's"
     loops = [d for d in candidates if _major(d) == LOOP_MAJOR]
@@ -63,11 +75,55 @@ def choose(writes: dict[str, int], named_bdis: list[str]) -> DeviceChoice:
         candidates = loops
         why = ("a loop device's writes reach the device under its backing file a second time, mixed there with that "
                "device's other writes, so counting both would count the filesystem's writes twice")
+    caveat = ""
+    if upper and candidates:
+        if queued_bytes is None:
+            caveat = (f"{', '.join(upper)} has no requests of its own (md or device-mapper): its writes are counted on "
+                      f"{', '.join(candidates)}, once per copy if mirrored (block:block_bio_queue would show its own bytes)")
+        elif bio_based:
+            candidates, why, caveat = _one_copy(candidates, bio_based, write_bytes or {}, queued_bytes, why)
     dropped = {d: writes[d] for d in devs if d not in candidates}
-    return DeviceChoice(tuple(candidates), dropped, why if dropped else "")
+    return DeviceChoice(tuple(candidates), dropped, why if dropped else "", caveat)
 
 
-def workload_devices(con, named_bdis: list[str]) -> DeviceChoice:
-    """`choose` over the block_requests view on `con`."""
-    rows = con.execute("SELECT dev, count(*) FROM block_requests WHERE write AND dev IS NOT NULL GROUP BY dev").fetchall()
-    return choose({r[0]: int(r[1]) for r in rows}, named_bdis)
+def _one_copy(candidates: list[str], upper: list[str], write_bytes: dict[str, int], queued_bytes: dict[str, int],
+              why: str) -> tuple[list[str], str, str]:
+    """The devices under a bio-based upper device that hold one copy of its writes:
+    copies = their write bytes / the upper device's queued write bytes, rounded (2 for a
+    two-way mirror, 1 striped or linear; 1.5 rounds to 2: a three-disk RAID5 writes half
+    a stripe per disk plus parity), then the largest of them until they hold 1/copies of
+    their bytes. Copies on one device (a mirror of two partitions of one disk: the
+    requests name the disk) cannot be told apart: the caveat says so."""
+    names = ", ".join(upper)
+    mine = sum(queued_bytes.get(d, 0) for d in upper)
+    under = sum(write_bytes.get(d, 0) for d in candidates)
+    if mine <= 0 or under <= 0:
+        return candidates, why, ""
+    copies = round(under / mine)
+    if copies < 2:
+        return candidates, why, ""
+    kept, held = [], 0
+    for d in sorted(candidates, key=lambda d: (-write_bytes.get(d, 0), d)):
+        kept.append(d)
+        held += write_bytes.get(d, 0)
+        if held * copies >= under:
+            break
+    what = (f"{names} has no requests of its own (md or device-mapper): its {mine:,} bytes of queued writes reached "
+            f"{', '.join(candidates)} as {under:,} bytes of write requests ({under / mine:.1f}×: mirrored or with parity)")
+    if len(kept) == len(candidates):
+        return candidates, why, f"{what}; its copies share a device here, so byte counts from these requests count each write more than once"
+    return sorted(kept), f"{why}; {what}, so one copy is counted" if why else f"{what}, so one copy is counted", ""
+
+
+def workload_devices(con, views) -> DeviceChoice:
+    """`choose` over the block_requests view on `con`, with the write bios queued per
+    device when block_bio_queue was recorded."""
+    rows = con.execute("SELECT dev, count(*), coalesce(sum(bytes), 0) FROM block_requests "
+                       "WHERE write AND dev IS NOT NULL GROUP BY dev").fetchall()
+    queued = None
+    table = views.present.find("block:block_bio_queue")
+    if table and views.present.has_fields("block:block_bio_queue", ("dev", "nr_sector", "rwbs")):
+        queued = {r[0]: int(r[1]) for r in con.execute(
+            f'SELECT dev_major(dev) || \',\' || dev_minor(dev), sum(CAST(nr_sector AS UBIGINT) * 512) FROM "{table[0]}" '
+            "WHERE rwbs LIKE '%W%' GROUP BY ALL").fetchall()}
+    return choose({r[0]: int(r[1]) for r in rows}, views.filesystems.other_bdis, {r[0]: int(r[2]) for r in rows}, queued)

@@ -352,6 +352,7 @@ SCRIPTS = {
     "symbols-xfs-v7-zstd.dat": "capture/30-symbols-xfs.sh",
     "function-ext4-v7-zstd.dat": "capture/31-function-tracers.sh (host) + capture/31-function-tracers.vm.sh (in the VM)",
     "funcgraph-ext4-v7-zstd.dat": "capture/31-function-tracers.sh (host) + capture/31-function-tracers.vm.sh (in the VM)",
+    "md-raid1-ext4-v7-zstd.dat": "capture/34-md-raid1-ext4.sh (host) + capture/34-md-raid1-ext4.vm.sh (in the VM)",
 }
 # captures made in shared/lab/vm-run's VM (Debian 6.1), or later on another host kernel:
 # their uname is their own
@@ -363,7 +364,8 @@ VM_UNAME = {"fsync-reclaim-btrfs-v7-zstd.dat": "fsync-reclaim-btrfs-v7-zstd.unam
             "clock-uptime-ext4-v7-zstd.dat": "clock-uptime-ext4-v7-zstd.uname.txt",
             "symbols-xfs-v7-zstd.dat": "symbols-xfs-v7-zstd.uname.txt",
             "function-ext4-v7-zstd.dat": "function-ext4-v7-zstd.uname.txt",
-            "funcgraph-ext4-v7-zstd.dat": "funcgraph-ext4-v7-zstd.uname.txt"}
+            "funcgraph-ext4-v7-zstd.dat": "funcgraph-ext4-v7-zstd.uname.txt",
+            "md-raid1-ext4-v7-zstd.dat": "md-raid1-ext4-v7-zstd.uname.txt"}
 
 W_FIO = "ext4 on 2 GiB loop (direct-io); fio psync 4k randwrite over a 256 MiB file, fsync every 32 writes, 8000 IOPS cap, 5 s"
 W_SNAP = ("btrfs on 4 GiB loop; fio seq buffered 4k writer (libaio qd32, 16 MB/s) in subvolume; after 2 s "
@@ -394,6 +396,16 @@ W_SYMBOLS = ("trace-cmd record -e xfs -e workqueue -e writeback (unfiltered, the
 W_FUNCTION = ("VM (Debian 6.1, emulated); ext4 on the 2 GiB virtio scratch disk; 3 x dd 1 MiB (64k blocks, conv=fsync), sync; "
               "trace-cmd record -p {tracer} -l ext4_sync_file -l file_write_and_wait_range{more} -e writeback -e block "
               "(the function tracer's events next to the writeback and block events)")
+W_MD = ("VM (Debian 6.1, emulated); ext4 on md RAID1 (/dev/md0, 9,0; mdadm --level=1, no bitmap, --assume-clean) of two "
+        "loop devices (7,0 and 7,1, direct I/O) whose image files sit on ext4 on the 2 GiB virtio scratch disk (254,0); "
+        "dd 48 MiB (1 MiB blocks), sync, dd 16 MiB (64k blocks) with fsync; -e writeback, block_rq_insert/issue/complete, "
+        "block_bio_queue, sync/fsync/fdatasync syscalls, unfiltered")
+
+
+def m_md(name):
+    t0, t1 = (float(x) for x in (MEAS / f"{name}.sync-epoch.txt").read_text().split())
+    return {"sync_seconds_outside_trace": round(t1 - t0, 6), "workload_written_bytes": 64 << 20}
+
 
 FILES = [
     # file, kind, workload, paired_with, events-from, measurements
@@ -435,6 +447,7 @@ FILES = [
     ("function-ext4-v7-zstd.dat", "trace.dat", W_FUNCTION.format(tracer="function", more=""), None, "function-ext4-v7-zstd", None),
     ("funcgraph-ext4-v7-zstd.dat", "trace.dat", W_FUNCTION.format(tracer="function_graph", more=" -l ext4_writepages"), None,
      "funcgraph-ext4-v7-zstd", None),
+    ("md-raid1-ext4-v7-zstd.dat", "trace.dat", W_MD, None, "md-raid1-ext4-v7-zstd", m_md),
 ]
 
 

@@ -43,6 +43,46 @@ def test_two_unrelated_devices_without_names_are_both_kept():
     assert c.kept == ("259,0", "8,0") and not c.dropped and c.where() is None
 
 
+def test_a_mirror_under_md_counts_one_copy():
+    """ext4 on /dev/md0 (9,0), a RAID1 of loop0 and loop1 over vda: md has no requests;
+    its queued bios are the filesystem's bytes, and each member wrote all of them."""
+    c = choose({"7,0": 107, "7,1": 107, "254,0": 363}, ["9:0", "7:0", "7:1", "254:0"],
+               {"7,0": 72_382_464, "7,1": 72_382_464, "254,0": 145_821_696}, {"9,0": 72_375_296, "7,0": 72_375_296})
+    assert c.kept == ("7,0",) and c.dropped == {"7,1": 107, "254,0": 363}
+    assert "9,0 has no requests of its own" in c.note() and "(2.0×: mirrored or with parity), so one copy is counted" in c.note()
+    assert "loop device" in c.note()
+
+
+def test_striped_or_linear_md_keeps_every_device():
+    c = choose({"8,0": 10, "8,16": 10}, ["9:0"], {"8,0": 500_000, "8,16": 520_000}, {"9,0": 1_000_000})
+    assert c.kept == ("8,0", "8,16") and not c.dropped and c.note() == ""
+
+
+def test_raid5_of_three_counts_two_devices():
+    """Three members each writing half of the bytes plus parity: 1.5× rounds to 2 copies."""
+    c = choose({"8,0": 9, "8,16": 9, "8,32": 9}, ["9:0"], {"8,0": 500, "8,16": 500, "8,32": 500}, {"9,0": 1000})
+    assert len(c.kept) == 2 and len(c.dropped) == 1
+
+
+def test_copies_on_one_disk_cannot_be_told_apart_and_say_so():
+    """A mirror of two partitions of one disk: the requests name the disk, both copies on it."""
+    c = choose({"254,0": 40}, ["9:0"], {"254,0": 2_000_000}, {"9,0": 1_000_000})
+    assert c.kept == ("254,0",) and not c.dropped and c.where() is None
+    assert "count each write more than once" in c.note()
+
+
+def test_without_queued_bios_the_note_says_mirrors_may_count_twice():
+    c = choose({"8,0": 10, "8,16": 10}, ["9:0"], {"8,0": 500, "8,16": 500}, None)
+    assert c.kept == ("8,0", "8,16") and not c.dropped
+    assert "once per copy if mirrored" in c.note() and "block:block_bio_queue" in c.note()
+
+
+def test_a_network_filesystems_bdi_is_no_block_device():
+    """NFS and FUSE bdis are "0:N": they have no requests anywhere, and are not md."""
+    c = choose({"8,0": 10}, ["0:53", "8:0"], {"8,0": 500}, None)
+    assert c.kept == ("8,0",) and c.note() == ""
+
+
 def _write_devices(con) -> dict[str, int]:
     return dict(con.execute("SELECT dev, count(*) FROM block_requests WHERE write GROUP BY dev").fetchall())
 
@@ -101,3 +141,22 @@ def test_rules_count_the_loop_devices_bytes_and_say_so(store_of):
         assert f.metrics["data_written_bytes"] == loop_data
         assert "Block requests of 7,0 only; left out: 254,0" in f.message
         assert _write_devices(con).keys() == {"7,0", "254,0"}
+
+
+MIRROR = "md-raid1-ext4-v7-zstd.dat"
+
+
+def test_replay_of_ext4_on_md_raid1_counts_one_copy(store_of):
+    """The real capture: 48 MiB by dd, then sync; 16 MiB with fsync. Each member wrote every
+    byte; the replay reads one member, and the sync writes the dd's bytes once."""
+    with open_store(store_of(MIRROR)) as con:
+        views = attach(con)
+        members = dict(con.execute("SELECT dev, sum(bytes) FROM block_requests WHERE write AND dev IN ('7,0', '7,1') GROUP BY dev").fetchall())
+        assert len(members) == 2
+        w = from_store(con, MIRROR, views=views)
+        one = con.execute("SELECT count(*) FROM block_requests WHERE dev = '7,0' AND write AND bytes > 0 AND complete_ts > issue_ts").fetchone()[0]
+        assert w.device.requests == one
+        (note,) = [a for a in w.assumptions if a.startswith("block requests of 7,0 only")]
+        assert "9,0 has no requests of its own" in note and "so one copy is counted" in note
+        queued = con.execute("SELECT sum(nr_sector) * 512 FROM block_bio_queue WHERE dev_major(dev) = 9 AND rwbs LIKE '%W%'").fetchone()[0]
+        assert 0.95 < members["7,0"] / queued < 1.05 and 0.95 < members["7,1"] / queued < 1.05
