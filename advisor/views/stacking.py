@@ -78,8 +78,9 @@ def choose(writes: dict[str, int], named_bdis: list[str], write_bytes: dict[str,
     caveat = ""
     if upper and candidates:
         if queued_bytes is None:
-            caveat = (f"{', '.join(upper)} has no requests of its own (md or device-mapper): its writes are counted on "
-                      f"{', '.join(candidates)}, once per copy if mirrored (block:block_bio_queue would show its own bytes)")
+            caveat = (f"the writeback events name {', '.join(upper)}, which has no requests in the capture: if it is an md "
+                      f"or device-mapper device, its writes are counted on {', '.join(candidates)}, once per copy if "
+                      "mirrored (block:block_bio_queue would show its own bytes)")
         elif bio_based:
             candidates, why, caveat = _one_copy(candidates, bio_based, write_bytes or {}, queued_bytes, why)
     dropped = {d: writes[d] for d in devs if d not in candidates}
