@@ -58,11 +58,11 @@ def choose(writes: dict[str, int], named_bdis: list[str], write_bytes: dict[str,
     device-mapper) counts each of its bytes once: the devices under it, largest first,
     until they hold one copy."""
     devs = sorted(writes)
-    # Named devices without write requests; major 0 is no block device (NFS, FUSE: "0:53").
-    upper = sorted(d for d in {b.replace(":", ",") for b in named_bdis} - set(devs) if _major(d))
+    upper = _without_requests(writes, named_bdis)
     if not devs or (len(devs) == 1 and not upper):
         return DeviceChoice(tuple(devs), {})
-    named = [d for d in devs if d.replace(",", ":") in set(named_bdis)]
+    named_devs = _as_devs(named_bdis)
+    named = [d for d in devs if d in named_devs]
     # A named device with queued write bios and no requests (md, device-mapper) is a
     # filesystem's device whose requests are on devices the writeback events need not name.
     bio_based = [d for d in upper if queued_bytes and queued_bytes.get(d, 0) > 0]
@@ -85,6 +85,16 @@ def choose(writes: dict[str, int], named_bdis: list[str], write_bytes: dict[str,
             candidates, why, caveat = _one_copy(candidates, bio_based, write_bytes or {}, queued_bytes, why)
     dropped = {d: writes[d] for d in devs if d not in candidates}
     return DeviceChoice(tuple(candidates), dropped, why if dropped else "", caveat)
+
+
+def _as_devs(bdis: list[str]) -> set[str]:
+    """bdi names of block devices ("7:0") as block_requests names devices ("7,0")."""
+    return {b.replace(":", ",") for b in bdis}
+
+
+def _without_requests(writes: dict[str, int], named_bdis: list[str]) -> list[str]:
+    """The named devices with no write requests; major 0 is no block device (NFS, FUSE: "0:53")."""
+    return sorted(d for d in _as_devs(named_bdis) - writes.keys() if _major(d))
 
 
 def _one_copy(candidates: list[str], upper: list[str], write_bytes: dict[str, int], queued_bytes: dict[str, int],
@@ -113,18 +123,24 @@ def _one_copy(candidates: list[str], upper: list[str], write_bytes: dict[str, in
             f"{', '.join(candidates)} as {under:,} bytes of write requests ({under / mine:.1f}×: mirrored or with parity)")
     if len(kept) == len(candidates):
         return candidates, why, f"{what}; its copies share a device here, so byte counts from these requests count each write more than once"
-    return sorted(kept), f"{why}; {what}, so one copy is counted" if why else f"{what}, so one copy is counted", ""
+    reason = f"{what}, so one copy is counted"
+    return sorted(kept), (f"{why}; {reason}" if why else reason), ""
 
 
 def workload_devices(con, views) -> DeviceChoice:
     """`choose` over the block_requests view on `con`, with the write bios queued per
-    device when block_bio_queue was recorded."""
+    device when block_bio_queue was recorded (read only when a named device has no
+    requests: most captures have none such)."""
     rows = con.execute("SELECT dev, count(*), coalesce(sum(bytes), 0) FROM block_requests "
                        "WHERE write AND dev IS NOT NULL GROUP BY dev").fetchall()
+    writes = {r[0]: int(r[1]) for r in rows}
+    named = views.filesystems.other_bdis
     queued = None
     table = views.present.find("block:block_bio_queue")
     if table and views.present.has_fields("block:block_bio_queue", ("dev", "nr_sector", "rwbs")):
-        queued = {r[0]: int(r[1]) for r in con.execute(
-            f'SELECT dev_major(dev) || \',\' || dev_minor(dev), sum(CAST(nr_sector AS UBIGINT) * 512) FROM "{table[0]}" '
-            "WHERE rwbs LIKE '%W%' GROUP BY ALL").fetchall()}
-    return choose({r[0]: int(r[1]) for r in rows}, views.filesystems.other_bdis, {r[0]: int(r[2]) for r in rows}, queued)
+        queued = {}
+        if _without_requests(writes, named):
+            queued = {r[0]: int(r[1]) for r in con.execute(
+                f'SELECT dev_major(dev) || \',\' || dev_minor(dev), sum(CAST(nr_sector AS UBIGINT) * 512) FROM "{table[0]}" '
+                "WHERE rwbs LIKE '%W%' GROUP BY ALL").fetchall()}
+    return choose(writes, named, {r[0]: int(r[2]) for r in rows}, queued)
