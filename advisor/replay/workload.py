@@ -315,8 +315,8 @@ def _ops(con, views: Views, w: Workload) -> None:
             if others:
                 w.assumptions.append(f"{others:,} of the {len(w.ops[kind]):,} {kind} calls were on another filesystem than btrfs "
                                      f"(no btrfs fsync event inside them): btrfs's {kind} replay leaves them out")
-        if views.built[view].lacks:
-            w.assumptions.append(f"{view} from {views.built[view].source}: {views.built[view].lacks}")
+            if views.built[view].lacks:  # what the calls replayed cannot show (none: nothing to say)
+                w.assumptions.append(f"{view} from {views.built[view].source}: {views.built[view].lacks}")
 
 
 def _log_commits(con, views: Views, w: Workload) -> None:

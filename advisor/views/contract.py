@@ -25,6 +25,15 @@ hand, which source each view came from and what it cannot show. Times are intege
 nanoseconds on the capture's clock. The tables the views are built from (`events`, one
 table per event type, `blk_events`, `io_requests`, ...) are described in
 [commands/sql.md](commands/sql.md).
+
+The syscall views (`sync_ops`, `fsync_ops`, `snapshot_ops`, `write_ops`,
+`sync_file_range_ops`) also read `-e raw_syscalls` (`raw_syscalls:sys_enter` and
+`sys_exit`: every call of every task, by number) for each call whose own events
+(`syscalls:sys_enter_fsync` ...) were not recorded. A number names a call only on one
+architecture (fsync is 74 on x86_64, 82 on arm64), taken from the capture's `uname`:
+x86_64, aarch64, riscv64 and loongarch64 are known; a capture without `uname` (ftrace
+text) cannot use them. A 32-bit program's calls carry its own architecture's numbers and
+may be misnamed.
 """
 
 

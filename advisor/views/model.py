@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 from advisor.store.ddl import ident
+from advisor.views import raw_syscalls
 from advisor.views.present import Present
 
 
@@ -82,6 +83,12 @@ class Source:
             if name is None:
                 return None, f"{' or '.join(group)} not recorded"
             need = self.fields[i] if i < len(self.fields) else ()
+            if name in raw_syscalls.EVENTS:
+                # The calls by number (every call of every task): the view's SQL names them.
+                need = raw_syscalls.ENTER_FIELDS if name == raw_syscalls.ENTER else raw_syscalls.EXIT_FIELDS
+                why = raw_syscalls.unusable(present.arch, present.uname)
+                if why:
+                    return None, why
             if need and not present.has_fields(name, need):
                 return None, (f"{name} is recorded without its fields {', '.join(need)} "
                               "(a text capture keeps only fields printed as key=value)")
@@ -139,7 +146,10 @@ class Built:
 
     @property
     def source(self) -> str:
-        return " + ".join(s.label for s, _ in self.used) if self.used else "none"
+        if not self.used:
+            return "none"
+        return " + ".join(s.label + (" (raw_syscalls)" if any(t.event in raw_syscalls.EVENTS for t in tables) else "")
+                          for s, tables in self.used)
 
     @property
     def lacks(self) -> str:
@@ -147,6 +157,8 @@ class Built:
         if not self.used:
             return "; ".join(dict.fromkeys(why for _, why in self.skipped))
         parts = [s.lacks for s, _ in self.used if s.lacks]
+        if any(t.event in raw_syscalls.EVENTS for _, tables in self.used for t in tables):
+            parts.append(raw_syscalls.LACKS.format(arch=self.present.arch))
         parts += [f"{c.name}: not kept in this capture" for c in self.view.columns
                   if any(col == c.name for s, _ in self.used for col, _f in s.optional) and not self.fills(c.name)]
         if self.view.combines:

@@ -11,7 +11,7 @@ from __future__ import annotations
 from advisor.store.ddl import ident
 from advisor.views.model import Column, Source, View
 from advisor.views.present import Present
-from advisor.views.spans import SPAN_COLUMNS, span_sql, syscall_source
+from advisor.views.spans import SPAN_COLUMNS, span_sql, syscall_events, syscall_source
 
 # BTRFS_IOC_SNAP_CREATE = _IOW(0x94, 1, struct btrfs_ioctl_vol_args) = 0x50009401,
 # BTRFS_IOC_SNAP_CREATE_V2 = _IOW(0x94, 23, struct btrfs_ioctl_vol_args_v2) = 0x50009417.
@@ -87,9 +87,8 @@ FSYNC_OPS = View(
                     Column("fs", "VARCHAR", "btrfs, ext4 or xfs: the filesystem whose fsync event fell inside the call; "
                                             "'other' when the capture recorded such events and none fell inside")),
     (
-        Source("syscalls fsync/fdatasync", (("syscalls:sys_enter_fsync", "syscalls:sys_enter_fdatasync"),
-                                            ("syscalls:sys_exit_fsync", "syscalls:sys_exit_fdatasync")),
-               _fsync_with_file, optional=(("ino", "@" + "|".join(FSYNC_FILE_EVENTS)), ("fs", "@" + "|".join(FSYNC_FS_EVENTS))),
+        Source("syscalls fsync/fdatasync", syscall_events(("fsync", "fdatasync")), _fsync_with_file,
+               optional=(("ino", "@" + "|".join(FSYNC_FILE_EVENTS)), ("fs", "@" + "|".join(FSYNC_FS_EVENTS))),
                recording=("syscalls:sys_enter_fsync", "syscalls:sys_exit_fsync", "syscalls:sys_enter_fdatasync",
                                             "syscalls:sys_exit_fdatasync", "btrfs:btrfs_sync_file")),
         Source("ext4_sync_file_enter/exit", (("ext4:ext4_sync_file_enter",), ("ext4:ext4_sync_file_exit",)), _ext4_fsyncs,
@@ -145,7 +144,8 @@ SNAPSHOT_OPS = View(
     SPAN_COLUMNS + (Column("fd", "BIGINT", "the destination directory's file descriptor"),
                     Column("cmd", "UBIGINT", "the ioctl number"),
                     Column("cmd_name", "VARCHAR", "its name")),
-    (Source("syscalls ioctl", (("syscalls:sys_enter_ioctl",), ("syscalls:sys_exit_ioctl",)), _snapshots, fields=(("cmd",), ())),),
+    (Source("syscalls ioctl", syscall_events(("ioctl",)), _snapshots, fields=(("cmd",), ()),
+            recording=("syscalls:sys_enter_ioctl", "syscalls:sys_exit_ioctl")),),
 )
 
 WRITE_OPS = View(

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from advisor.views import raw_syscalls
+
 
 @dataclass
 class Present:
@@ -31,6 +33,10 @@ class Present:
     #: The capture has lost-event markers (`lost_events`): a syscall span across one may
     #: pair an enter with another call's exit.
     lost_markers: bool = False
+    #: The capture's `uname`, and the architecture whose syscall numbers it implies
+    #: (advisor.views.raw_syscalls): what names the calls of `-e raw_syscalls`.
+    uname: str | None = None
+    arch: str | None = None
 
     @classmethod
     def of(cls, con, events: set[str] | None = None, tables: tuple[str, ...] = (), hide: frozenset[str] = frozenset()) -> "Present":
@@ -51,7 +57,9 @@ class Present:
             if args is not None:
                 out.syscall_args[f"{system}:{event}"] = list(args)
         # A table, or a view over its Parquet file: information_schema lists both.
-        info = dict(con.execute("SELECT key, value FROM trace_info WHERE key IN ('ts_unit', 'clock')").fetchall())
+        info = dict(con.execute("SELECT key, value FROM trace_info WHERE key IN ('ts_unit', 'clock', 'uname')").fetchall())
+        out.uname = info.get("uname") or None
+        out.arch = raw_syscalls.architecture(out.uname)
         if info.get("ts_unit", "ns") != "ns":
             out.ticks_clock = info.get("clock") or "unknown"
         out.paired_syscalls = bool(con.execute(

@@ -21,6 +21,7 @@ from __future__ import annotations
 import re
 
 from advisor.store.ddl import ident
+from advisor.views import raw_syscalls
 from advisor.views.model import Column, Source
 from advisor.views.present import Present
 
@@ -38,14 +39,22 @@ SPAN_COLUMNS = (
 
 
 def syscall_events(syscalls: tuple[str, ...]) -> tuple[tuple[str, ...], tuple[str, ...]]:
-    return (tuple(f"syscalls:sys_enter_{s}" for s in syscalls), tuple(f"syscalls:sys_exit_{s}" for s in syscalls))
+    """The source's event groups: each call's own enter (exit) events, else raw_syscalls'."""
+    return (tuple(f"syscalls:sys_enter_{s}" for s in syscalls) + (raw_syscalls.ENTER,),
+            tuple(f"syscalls:sys_exit_{s}" for s in syscalls) + (raw_syscalls.EXIT,))
 
 
 def span_sql(syscalls: tuple[str, ...], present: Present, where: str | None = None, extra: tuple[str, ...] = ()) -> str:
     """The spans of every syscall of `syscalls` whose enter and exit were both recorded;
     `where` filters the enter events' fields; `extra`: enter fields to keep (NULL when a
     syscall's enter event lacks them)."""
+    named = [sc for sc, _, _ in _recorded(syscalls, present)]
+    raw = [sc for sc in syscalls if sc not in named] if _raw_usable(present) else []
     sql = _paired_sql(syscalls, present, where, extra) if present.paired_syscalls else _window_sql(syscalls, present, where, extra)
+    if raw:
+        # Calls without their own events recorded, from raw_syscalls (by number).
+        raw_sql = _raw_sql(raw, present, where, extra)
+        sql = raw_sql if not named else f"({sql}) UNION ALL BY NAME ({raw_sql})"
     return _open_across_losses(sql) if present.lost_markers else sql
 
 
@@ -84,6 +93,52 @@ def _window_sql(syscalls: tuple[str, ...], present: Present, where: str | None, 
         exits.append(f"SELECT id, ts, pid, NULL, NULL, '{sc}'{nulls}, true, {ret} FROM {ident(x[0])}")
     if not enters:  # enters of one syscall and exits of another only
         return _no_spans(extra)
+    return _pair_in_window(enters, exits, extra)
+
+
+def _raw_sql(syscalls: list[str], present: Present, where: str | None, extra: tuple[str, ...]) -> str:
+    """The spans of `syscalls` from raw_syscalls:sys_enter/sys_exit, by their numbers on
+    the capture's architecture, paired as `_window_sql` pairs the calls' own events.
+    `where` and `extra` name the calls' own fields (cmd, fd, count): each is read from
+    its register, `args[i]`."""
+    enter, exit_ = (present.find(e)[0] for e in raw_syscalls.EVENTS)
+    have = present.columns.get(enter, set())
+    tgid = "tgid" if "tgid" in have else "NULL::INTEGER"
+    comm = "comm" if "comm" in have else "NULL::VARCHAR"
+    numbered = {sc: raw_syscalls.number(present.arch, sc) for sc in syscalls}
+    numbered = {sc: n for sc, n in numbered.items() if n is not None}
+    conds = []
+    for sc, n in numbered.items():
+        cond = f"id = {n}"
+        if where:
+            names = _fields_of(where)
+            if any(raw_syscalls.arg(sc, f) is None for f in names):
+                continue
+            cond += " AND (" + re.sub(r"[a-z_][a-z0-9_]*", lambda m: raw_syscalls.arg(sc, m[0]) if m[0] in names else m[0], where) + ")"
+        conds.append(f"({cond})")
+    if not conds:
+        return _no_spans(extra)
+    name = "CASE id " + " ".join(f"WHEN {n} THEN '{sc}'" for sc, n in numbered.items()) + " END"
+
+    def arg_column(field: str) -> str:
+        whens = [f"WHEN {n} THEN {raw_syscalls.arg(sc, field)}" for sc, n in numbered.items() if raw_syscalls.arg(sc, field)]
+        return f", CASE id {' '.join(whens)} END AS {ident(field)}" if whens else f", NULL::BIGINT AS {ident(field)}"
+    fields = "".join(arg_column(f) for f in extra)
+    order = raw_syscalls.ORDER
+    enters = [f"SELECT {order} AS id, ts, pid, {tgid} AS tgid, {comm} AS comm, {name} AS syscall{fields}, false AS is_exit, "
+              f"NULL::BIGINT AS ret FROM {ident(enter)} WHERE {' OR '.join(conds)}"]
+    nulls = "".join(", NULL" for _ in extra)
+    exits = [f"SELECT {order}, ts, pid, NULL, NULL, {name}{nulls}, true, ret FROM {ident(exit_)} "
+             f"WHERE id IN ({', '.join(str(n) for n in numbered.values())})"]
+    return _pair_in_window(enters, exits, extra)
+
+
+def _raw_usable(present: Present) -> bool:
+    return (present.arch is not None and present.has_fields(raw_syscalls.ENTER, raw_syscalls.ENTER_FIELDS)
+            and present.has_fields(raw_syscalls.EXIT, raw_syscalls.EXIT_FIELDS))
+
+
+def _pair_in_window(enters: list[str], exits: list[str], extra: tuple[str, ...]) -> str:
     keep = "".join(f", {ident(f)}" for f in extra)
     # One pass: enters and exits in one window, each enter carrying its own columns
     # (an exit's are NULL), so no enter is joined back to its row afterwards. Counting
@@ -157,5 +212,5 @@ def syscall_source(syscalls: tuple[str, ...], where: str | None = None, extra: t
         fields=(fields, ()) if fields else (),
         sql=lambda tables, present: span_sql(syscalls, present, where, extra),
         lacks=lacks,
-        recording=tuple(e for pair in zip(*syscall_events(syscalls)) for e in pair),
+        recording=tuple(e for s in syscalls for e in (f"syscalls:sys_enter_{s}", f"syscalls:sys_exit_{s}")),
     )

@@ -353,6 +353,8 @@ SCRIPTS = {
     "function-ext4-v7-zstd.dat": "capture/31-function-tracers.sh (host) + capture/31-function-tracers.vm.sh (in the VM)",
     "funcgraph-ext4-v7-zstd.dat": "capture/31-function-tracers.sh (host) + capture/31-function-tracers.vm.sh (in the VM)",
     "md-raid1-ext4-v7-zstd.dat": "capture/34-md-raid1-ext4.sh (host) + capture/34-md-raid1-ext4.vm.sh (in the VM)",
+    "raw-syscalls-ext4-v7-zstd.dat": "capture/35-raw-syscalls-ext4.sh",
+    "raw-and-named-syscalls-ext4-v7-zstd.dat": "BOTH=1 capture/35-raw-syscalls-ext4.sh",
 }
 # captures made in shared/lab/vm-run's VM (Debian 6.1), or later on another host kernel:
 # their uname is their own
@@ -365,7 +367,9 @@ VM_UNAME = {"fsync-reclaim-btrfs-v7-zstd.dat": "fsync-reclaim-btrfs-v7-zstd.unam
             "symbols-xfs-v7-zstd.dat": "symbols-xfs-v7-zstd.uname.txt",
             "function-ext4-v7-zstd.dat": "function-ext4-v7-zstd.uname.txt",
             "funcgraph-ext4-v7-zstd.dat": "funcgraph-ext4-v7-zstd.uname.txt",
-            "md-raid1-ext4-v7-zstd.dat": "md-raid1-ext4-v7-zstd.uname.txt"}
+            "md-raid1-ext4-v7-zstd.dat": "md-raid1-ext4-v7-zstd.uname.txt",
+            "raw-syscalls-ext4-v7-zstd.dat": "raw-syscalls-ext4-v7-zstd.uname.txt",
+            "raw-and-named-syscalls-ext4-v7-zstd.dat": "raw-and-named-syscalls-ext4-v7-zstd.uname.txt"}
 
 W_FIO = "ext4 on 2 GiB loop (direct-io); fio psync 4k randwrite over a 256 MiB file, fsync every 32 writes, 8000 IOPS cap, 5 s"
 W_SNAP = ("btrfs on 4 GiB loop; fio seq buffered 4k writer (libaio qd32, 16 MB/s) in subvolume; after 2 s "
@@ -400,6 +404,16 @@ W_MD = ("VM (Debian 6.1, emulated); ext4 on md RAID1 (/dev/md0, 9,0; mdadm --lev
         "loop devices (7,0 and 7,1, direct I/O) whose image files sit on ext4 on the 2 GiB virtio scratch disk (254,0); "
         "dd 48 MiB (1 MiB blocks), sync, dd 16 MiB (64k blocks) with fsync; -e writeback, block_rq_insert/issue/complete, "
         "block_bio_queue, sync/fsync/fdatasync syscalls, unfiltered")
+
+
+W_RAW = ("trace-cmd record -b 8192 -e raw_syscalls -e writeback -e block{more} (unfiltered, the whole machine); ext4 on 1 GiB "
+         "loop; 20 x dd 1 MiB with fsync, 2 x dd 4 MiB with fdatasync, dd 96 MiB, sync")
+
+
+def m_raw(name):
+    t0, t1 = (float((MEAS / f"{name}.sync-{w}.txt").read_text()) for w in ("start", "end"))
+    return {"sync_seconds_outside_trace": round(t1 - t0, 6), "fsync_calls": 20, "fdatasync_calls": 2, "sync_calls": 1,
+            "workload_written_bytes": 124 << 20}
 
 
 def m_md(name):
@@ -448,6 +462,10 @@ FILES = [
     ("funcgraph-ext4-v7-zstd.dat", "trace.dat", W_FUNCTION.format(tracer="function_graph", more=" -l ext4_writepages"), None,
      "funcgraph-ext4-v7-zstd", None),
     ("md-raid1-ext4-v7-zstd.dat", "trace.dat", W_MD, None, "md-raid1-ext4-v7-zstd", m_md),
+    ("raw-syscalls-ext4-v7-zstd.dat", "trace.dat", W_RAW.format(more=""), None, "raw-syscalls-ext4-v7-zstd", m_raw),
+    ("raw-and-named-syscalls-ext4-v7-zstd.dat", "trace.dat",
+     W_RAW.format(more=" -e syscalls:sys_enter_X -e syscalls:sys_exit_X for X in sync, fsync, fdatasync, write, pwrite64, ioctl")
+     + "; every one of those calls is in the file twice: by number and by name", None, "raw-and-named-syscalls-ext4-v7-zstd", m_raw),
 ]
 
 
