@@ -67,11 +67,21 @@ def number(arch: str, syscall: str) -> int | None:
     return NUMBERS[arch].get(syscall)
 
 
-def arg(syscall: str, name: str) -> str | None:
-    """The enter event's expression for argument `name` of `syscall` (NULL-free BIGINT
-    or UBIGINT as the call's own event types it), or None when the call has no such
-    argument. DuckDB lists count from 1: args[1] is the first register."""
+def arg(syscall: str, name: str, paired: bool = False) -> str | None:
+    """The expression for argument `name` of `syscall` (a BIGINT, as the call's own
+    event has it), or None when the call has no such argument. From the enter event's
+    `args` list (DuckDB lists count from 1: args[1] is the first register), or with
+    `paired` from `raw.syscall_spans`, where the parser kept register i as arg{i-1} with
+    all its bits (an unsigned 64-bit value above 2^63 reads negative there)."""
     for i, (a, bits) in enumerate(ARGS.get(syscall, ()), start=1):
-        if a == name:
-            return f"CAST(args[{i}] & 4294967295 AS BIGINT)" if bits == 32 else f"TRY_CAST(args[{i}] AS BIGINT)"
+        if a != name:
+            continue
+        if paired:
+            return f"(s.arg{i - 1} & 4294967295)" if bits == 32 else f"s.arg{i - 1}"
+        return f"CAST(args[{i}] & 4294967295 AS BIGINT)" if bits == 32 else f"TRY_CAST(args[{i}] AS BIGINT)"
     return None
+
+
+def paired_name(nr: int) -> str:
+    """How the parser names a raw_syscalls call in `raw.syscall_spans`: "#74"."""
+    return f"#{nr}"

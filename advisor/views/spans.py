@@ -98,32 +98,42 @@ def _window_sql(syscalls: tuple[str, ...], present: Present, where: str | None, 
 
 def _raw_sql(syscalls: list[str], present: Present, where: str | None, extra: tuple[str, ...]) -> str:
     """The spans of `syscalls` from raw_syscalls:sys_enter/sys_exit, by their numbers on
-    the capture's architecture, paired as `_window_sql` pairs the calls' own events.
-    `where` and `extra` name the calls' own fields (cmd, fd, count): each is read from
-    its register, `args[i]`."""
-    enter, exit_ = (present.find(e)[0] for e in raw_syscalls.EVENTS)
-    have = present.columns.get(enter, set())
-    tgid = "tgid" if "tgid" in have else "NULL::INTEGER"
-    comm = "comm" if "comm" in have else "NULL::VARCHAR"
+    the capture's architecture: a trace.dat's as the parser paired them (`raw.syscall_spans`,
+    syscall "#74"), a text capture's paired here as `_window_sql` pairs the calls' own
+    events. `where` and `extra` name the calls' own fields (cmd, fd, count): each is read
+    from its register."""
+    paired = present.paired_syscalls
     numbered = {sc: raw_syscalls.number(present.arch, sc) for sc in syscalls}
     numbered = {sc: n for sc, n in numbered.items() if n is not None}
+    call = "s.syscall" if paired else "id"
+    key = (lambda n: f"'{raw_syscalls.paired_name(n)}'") if paired else str
     conds = []
     for sc, n in numbered.items():
-        cond = f"id = {n}"
+        cond = f"{call} = {key(n)}"
         if where:
             names = _fields_of(where)
             if any(raw_syscalls.arg(sc, f) is None for f in names):
                 continue
-            cond += " AND (" + re.sub(r"[a-z_][a-z0-9_]*", lambda m: raw_syscalls.arg(sc, m[0]) if m[0] in names else m[0], where) + ")"
+            cond += " AND (" + re.sub(r"[a-z_][a-z0-9_]*", lambda m: raw_syscalls.arg(sc, m[0], paired) if m[0] in names else m[0], where) + ")"
         conds.append(f"({cond})")
     if not conds:
         return _no_spans(extra)
-    name = "CASE id " + " ".join(f"WHEN {n} THEN '{sc}'" for sc, n in numbered.items()) + " END"
+    name = f"CASE {call} " + " ".join(f"WHEN {key(n)} THEN '{sc}'" for sc, n in numbered.items()) + " END"
 
     def arg_column(field: str) -> str:
-        whens = [f"WHEN {n} THEN {raw_syscalls.arg(sc, field)}" for sc, n in numbered.items() if raw_syscalls.arg(sc, field)]
-        return f", CASE id {' '.join(whens)} END AS {ident(field)}" if whens else f", NULL::BIGINT AS {ident(field)}"
+        whens = [f"WHEN {key(n)} THEN {raw_syscalls.arg(sc, field, paired)}" for sc, n in numbered.items() if raw_syscalls.arg(sc, field)]
+        return f", CASE {call} {' '.join(whens)} END AS {ident(field)}" if whens else f", NULL::BIGINT AS {ident(field)}"
     fields = "".join(arg_column(f) for f in extra)
+    if paired:
+        return f"""
+            SELECT s.pid, coalesce(s.tgid, t.tgid) AS tgid, t.comm, {name} AS syscall, s.start_ts, s.end_ts,
+                   s.end_ts - s.start_ts AS dur_ns, s.ret, s.end_ts IS NOT NULL AS complete{fields}
+            FROM raw.syscall_spans s LEFT JOIN tasks t ON t.pid = s.pid
+            WHERE {" OR ".join(conds)}"""
+    enter, exit_ = (present.find(e)[0] for e in raw_syscalls.EVENTS)
+    have = present.columns.get(enter, set())
+    tgid = "tgid" if "tgid" in have else "NULL::INTEGER"
+    comm = "comm" if "comm" in have else "NULL::VARCHAR"
     order = raw_syscalls.ORDER
     enters = [f"SELECT {order} AS id, ts, pid, {tgid} AS tgid, {comm} AS comm, {name} AS syscall{fields}, false AS is_exit, "
               f"NULL::BIGINT AS ret FROM {ident(enter)} WHERE {' OR '.join(conds)}"]

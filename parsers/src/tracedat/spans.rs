@@ -18,6 +18,11 @@
 //! store, names them. User-space pointers (`const char * buf`) are left NULL: they
 //! mean nothing outside the traced process, and their bits compress worst; the
 //! enter event's own table keeps them.
+//!
+//! `raw_syscalls:sys_enter`/`sys_exit` carry every call of every task by number
+//! (`id`, and `args[6]`: the argument registers; `trace-cmd report` prints "NR 74
+//! (3, ...)"). They are paired by the same rule, per task and number, as syscall
+//! "#74": the number names a call only on one architecture, so the views name it.
 
 use std::sync::Arc;
 
@@ -95,9 +100,34 @@ impl IntField {
 }
 
 enum Kind {
-    Enter { call: u16, pid: IntField, tgid: Option<IntField>, args: Vec<Option<IntField>> },
-    Exit { call: u16, pid: IntField, ret: Option<IntField> },
+    Enter {
+        call: u16,
+        pid: IntField,
+        tgid: Option<IntField>,
+        args: Vec<Option<IntField>>,
+    },
+    Exit {
+        call: u16,
+        pid: IntField,
+        ret: Option<IntField>,
+    },
+    /// raw_syscalls: the call is the event's `id` field, named "#<id>" when first seen.
+    RawEnter {
+        nr: IntField,
+        pid: IntField,
+        tgid: Option<IntField>,
+        args: Vec<Option<IntField>>,
+    },
+    RawExit {
+        nr: IntField,
+        pid: IntField,
+        ret: Option<IntField>,
+    },
 }
+
+/// Distinct raw_syscalls numbers followed at most (a kernel has fewer than 600 calls;
+/// more only in a damaged or crafted file, whose further numbers are not paired).
+const MAX_RAW_CALLS: usize = 1024;
 
 /// A task's latest call of one syscall.
 struct Open {
@@ -123,6 +153,8 @@ pub struct SpanPairer {
     kinds: Vec<Kind>,
     names: Vec<String>,
     calls: FxHashMap<(i32, u16), Open>,
+    /// raw_syscalls number → its index in `names`.
+    raw_calls: FxHashMap<i64, u16>,
     rows: Rows,
     batch_rows: usize,
     /// Open calls handed on early because `MAX_OPEN` was reached.
@@ -148,6 +180,13 @@ impl SpanPairer {
             let Some(slot) = by_id.get_mut(f.id as usize) else { continue };
             *slot = 0;
             let Some(pid) = f.field("common_pid").and_then(IntField::of) else { continue };
+            if let Some(kind) = raw_kind(f, pid, formats) {
+                if kinds.len() < u16::MAX as usize {
+                    kinds.push(kind);
+                    *slot = kinds.len() as u16;
+                }
+                continue;
+            }
             let (enter, name) = match (name_of(f, "sys_enter_"), name_of(f, "sys_exit_")) {
                 (Some(n), _) => (true, n),
                 (_, Some(n)) => (false, n),
@@ -173,6 +212,7 @@ impl SpanPairer {
             kinds,
             names,
             calls: FxHashMap::default(),
+            raw_calls: FxHashMap::default(),
             rows: Rows::new(batch_rows.clamp(1, MAX_BATCH_ROWS)),
             batch_rows: batch_rows.clamp(1, MAX_BATCH_ROWS),
             evicted: 0,
@@ -196,10 +236,21 @@ impl SpanPairer {
         }
         // Each task's entry stays in the map between its calls and is updated in place:
         // a write-heavy capture does one lookup per event, not an insert and a removal.
+        let call = match &self.kinds[k as usize - 1] {
+            Kind::Enter { call, .. } | Kind::Exit { call, .. } => Ok(*call),
+            Kind::RawEnter { nr, .. } | Kind::RawExit { nr, .. } => Err(*nr),
+        };
+        let call = match call {
+            Ok(call) => call,
+            Err(nr) => {
+                let Some(call) = nr.read(p, self.endian).and_then(|nr| self.raw_call(nr)) else { return };
+                call
+            }
+        };
         match &self.kinds[k as usize - 1] {
-            Kind::Enter { call, pid, tgid, args } => {
+            Kind::Enter { pid, tgid, args, .. } | Kind::RawEnter { pid, tgid, args, .. } => {
                 let Some(pid) = pid.read(p, self.endian) else { return };
-                let key = (pid as i32, *call);
+                let key = (pid as i32, call);
                 let o = self.calls.entry(key).or_insert(Open::CLOSED);
                 if o.open {
                     // The task entered again: the earlier call's exit was lost.
@@ -217,9 +268,9 @@ impl SpanPairer {
                     self.evicted += self.hand_on_open(out);
                 }
             }
-            Kind::Exit { call, pid, ret } => {
+            Kind::Exit { pid, ret, .. } | Kind::RawExit { pid, ret, .. } => {
                 let Some(pid) = pid.read(p, self.endian) else { return };
-                let key = (pid as i32, *call);
+                let key = (pid as i32, call);
                 match self.calls.get_mut(&key) {
                     Some(o) if o.open => {
                         o.open = false;
@@ -231,6 +282,20 @@ impl SpanPairer {
             }
         }
         self.hand_on_full(out);
+    }
+
+    /// The call index of raw_syscalls number `nr` ("#nr"), None past `MAX_RAW_CALLS`.
+    fn raw_call(&mut self, nr: i64) -> Option<u16> {
+        if let Some(&call) = self.raw_calls.get(&nr) {
+            return Some(call);
+        }
+        if self.raw_calls.len() >= MAX_RAW_CALLS || self.names.len() >= u16::MAX as usize {
+            return None;
+        }
+        self.names.push(format!("#{nr}"));
+        let call = (self.names.len() - 1) as u16;
+        self.raw_calls.insert(nr, call);
+        Some(call)
     }
 
     /// Hand on a full batch. The next one gets its whole capacity up front, not a
@@ -260,6 +325,30 @@ impl SpanPairer {
             out(SPANS_TABLE, std::mem::replace(&mut self.rows, Rows::new(0)).finish());
         }
     }
+}
+
+/// raw_syscalls:sys_enter (with `id` and `args[]`) or sys_exit (with `id` and `ret`),
+/// when the file has both.
+fn raw_kind(f: &EventFormat, pid: IntField, formats: &[EventFormat]) -> Option<Kind> {
+    let nr_of = |f: &EventFormat| f.field("id").and_then(IntField::of);
+    let is = |f: &EventFormat, name: &str| f.system == "raw_syscalls" && f.name == name && nr_of(f).is_some();
+    if !formats.iter().any(|g| is(g, "sys_enter")) || !formats.iter().any(|g| is(g, "sys_exit")) {
+        return None;
+    }
+    if is(f, "sys_enter") {
+        let args = match f.field("args").map(|a| (a.offset as usize, &a.kind)) {
+            // `unsigned long args[6]`: each register, as the element's width reads it.
+            Some((offset, FieldKind::Array { elem, count })) if matches!(elem.size, 4 | 8) => (0..(*count as usize).min(MAX_ARGS))
+                .map(|i| Some(IntField { offset: offset + i * elem.size as usize, size: elem.size as usize, signed: false }))
+                .collect(),
+            _ => return None,
+        };
+        return Some(Kind::RawEnter { nr: nr_of(f)?, pid, tgid: f.field("common_tgid").and_then(IntField::of), args });
+    }
+    if is(f, "sys_exit") {
+        return Some(Kind::RawExit { nr: nr_of(f)?, pid, ret: f.field("ret").and_then(IntField::of) });
+    }
+    None
 }
 
 /// The `syscall_spans` columns being filled.
@@ -460,6 +549,78 @@ mod tests {
         assert_eq!(col(&b, "arg1"), vec![None]);
         assert_eq!(col(&b, "arg2"), vec![Some(4096)]);
         assert_eq!(col(&b, "arg3"), vec![None]);
+    }
+
+    fn raw_format(name: &str, id: u32, fields: &str) -> EventFormat {
+        let text = format!(
+            "name: {name}\nID: {id}\nformat:\n\tfield:unsigned short common_type;\toffset:0;\tsize:2;\tsigned:0;\n\
+             \tfield:unsigned char common_flags;\toffset:2;\tsize:1;\tsigned:0;\n\
+             \tfield:unsigned char common_preempt_count;\toffset:3;\tsize:1;\tsigned:0;\n\
+             \tfield:int common_pid;\toffset:4;\tsize:4;\tsigned:1;\n\n\
+             \tfield:long id;\toffset:8;\tsize:8;\tsigned:1;\n{fields}\nprint fmt: \"x\"\n"
+        );
+        parse_event_format(&text, "raw_syscalls", 8).unwrap()
+    }
+
+    fn raw_formats() -> Vec<EventFormat> {
+        let mut f = formats();
+        f.push(raw_format("sys_enter", 30, "\tfield:unsigned long args[6];\toffset:16;\tsize:48;\tsigned:0;\n"));
+        f.push(raw_format("sys_exit", 31, "\tfield:long ret;\toffset:16;\tsize:8;\tsigned:1;\n"));
+        f
+    }
+
+    /// A raw_syscalls payload: the number at offset 8, then `rest` (args, or ret).
+    fn raw_payload(type_id: u16, pid: i32, nr: i64, rest: &[i64]) -> Vec<u8> {
+        let mut p = payload(type_id, pid, rest);
+        p[8..16].copy_from_slice(&nr.to_le_bytes());
+        p
+    }
+
+    #[test]
+    fn raw_syscalls_pair_per_task_and_number() {
+        // pid 7: fsync (74) by number, returning -5; pid 7's write (1) interleaves and
+        // its exit was lost (the next write's enter comes first); pid 8's exit of a call
+        // entered before the capture is dropped.
+        let mut pairer = SpanPairer::new(&raw_formats(), Endian::Little, 1000);
+        let mut out = Vec::new();
+        let events: &[(i64, u16, i32, i64, &[i64])] = &[
+            (100, 30, 7, 74, &[3, 0, 0, 0, 0, 0]),
+            (105, 31, 8, 1, &[4096]),
+            (110, 30, 7, 1, &[1, 0x7ffd_0000, 4096, 0, 0, 0]),
+            (120, 31, 7, 74, &[-5]),
+            (130, 30, 7, 1, &[1, 0x7ffd_0000, -1, 0, 0, 0]),
+            (140, 31, 7, 1, &[512]),
+        ];
+        for (id, &(ts, type_id, pid, nr, rest)) in events.iter().enumerate() {
+            pairer.push(id as u64, ts, &raw_payload(type_id, pid, nr, rest), &mut |_, b| out.push(b));
+        }
+        pairer.finish(&mut |_, b| out.push(b));
+        let b = out.pop().unwrap();
+        let syscalls: Vec<&str> = b.column_by_name("syscall").unwrap().as_string::<i32>().iter().map(Option::unwrap).collect();
+        assert_eq!(syscalls, vec!["#74", "#1", "#1"]);
+        assert_eq!(col(&b, "start_ts"), vec![Some(100), Some(110), Some(130)]);
+        assert_eq!(col(&b, "end_ts"), vec![Some(120), None, Some(140)]);
+        assert_eq!(col(&b, "ret"), vec![Some(-5), None, Some(512)]);
+        assert_eq!(col(&b, "arg0"), vec![Some(3), Some(1), Some(1)]);
+        // Registers are unsigned longs: every bit kept (-1 is 0xffff_ffff_ffff_ffff).
+        assert_eq!(col(&b, "arg2"), vec![Some(0), Some(4096), Some(-1)]);
+    }
+
+    #[test]
+    fn raw_syscalls_without_their_exit_format_are_not_paired() {
+        let mut f = formats();
+        f.push(raw_format("sys_enter", 30, "\tfield:unsigned long args[6];\toffset:16;\tsize:48;\tsigned:0;\n"));
+        let p = SpanPairer::new(&f, Endian::Little, 10);
+        assert_eq!(p.by_id[30], 0);
+    }
+
+    #[test]
+    fn raw_numbers_stay_bounded() {
+        let mut pairer = SpanPairer::new(&raw_formats(), Endian::Little, 1 << 20);
+        for nr in 0..(MAX_RAW_CALLS as i64 + 10) {
+            pairer.push(nr as u64, 0, &raw_payload(30, 7, nr, &[0; 6]), &mut |_, _| {});
+        }
+        assert_eq!(pairer.raw_calls.len(), MAX_RAW_CALLS);
     }
 
     #[test]
