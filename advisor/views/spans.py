@@ -45,7 +45,8 @@ def syscall_events(syscalls: tuple[str, ...]) -> tuple[tuple[str, ...], tuple[st
 
 
 def span_sql(syscalls: tuple[str, ...], present: Present, where: str | None = None, extra: tuple[str, ...] = ()) -> str:
-    """The spans of every syscall of `syscalls` whose enter and exit were both recorded;
+    """The spans of every syscall of `syscalls` whose enter and exit were both recorded,
+    as its own events, else as raw_syscalls (by number: advisor.views.raw_syscalls);
     `where` filters the enter events' fields; `extra`: enter fields to keep (NULL when a
     syscall's enter event lacks them)."""
     named = [sc for sc, _, _ in _recorded(syscalls, present)]
