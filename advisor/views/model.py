@@ -148,8 +148,7 @@ class Built:
     def source(self) -> str:
         if not self.used:
             return "none"
-        return " + ".join(s.label + (" (raw_syscalls)" if any(t.event in raw_syscalls.EVENTS for t in tables) else "")
-                          for s, tables in self.used)
+        return " + ".join(s.label + (" (raw_syscalls)" if _by_number(tables) else "") for s, tables in self.used)
 
     @property
     def lacks(self) -> str:
@@ -157,7 +156,7 @@ class Built:
         if not self.used:
             return "; ".join(dict.fromkeys(why for _, why in self.skipped))
         parts = [s.lacks for s, _ in self.used if s.lacks]
-        if any(t.event in raw_syscalls.EVENTS for _, tables in self.used for t in tables):
+        if any(_by_number(tables) for _, tables in self.used):
             parts.append(raw_syscalls.LACKS.format(arch=self.present.arch))
         parts += [f"{c.name}: not kept in this capture" for c in self.view.columns
                   if any(col == c.name for s, _ in self.used for col, _f in s.optional) and not self.fills(c.name)]
@@ -194,6 +193,11 @@ class Built:
             )
             branches.append(f"SELECT {sel} FROM ({s.sql(tables, present)}) s")
         return "\nUNION ALL\n".join(branches)
+
+
+def _by_number(tables: list[Table]) -> bool:
+    """A source read from raw_syscalls: its calls are named by their numbers."""
+    return any(t.event in raw_syscalls.EVENTS for t in tables)
 
 
 def build(view: View, present: Present) -> Built:

@@ -108,11 +108,10 @@ def _raw_sql(syscalls: list[str], present: Present, where: str | None, extra: tu
     numbered = {sc: n for sc, n in numbered.items() if n is not None}
     call = "s.syscall" if paired else "id"
     key = (lambda n: f"'{raw_syscalls.paired_name(n)}'") if paired else str
-    conds = []
+    conds, names = [], _fields_of(where) if where else set()
     for sc, n in numbered.items():
         cond = f"{call} = {key(n)}"
         if where:
-            names = _fields_of(where)
             if any(raw_syscalls.arg(sc, f) is None for f in names):
                 continue
             cond += " AND (" + re.sub(r"[a-z_][a-z0-9_]*", lambda m: raw_syscalls.arg(sc, m[0], paired) if m[0] in names else m[0], where) + ")"

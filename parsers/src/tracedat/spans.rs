@@ -172,6 +172,8 @@ impl SpanPairer {
         names.sort();
         names.dedup();
         names.truncate(u16::MAX as usize);
+        // raw_syscalls are paired only when the file has both their enter and exit formats.
+        let raw_pair = [true, false].into_iter().all(|enter| formats.iter().any(|f| raw_side(f) == Some(enter)));
         let mut by_id = vec![0u16; 65536];
         let mut kinds = Vec::new();
         for f in formats {
@@ -180,7 +182,7 @@ impl SpanPairer {
             let Some(slot) = by_id.get_mut(f.id as usize) else { continue };
             *slot = 0;
             let Some(pid) = f.field("common_pid").and_then(IntField::of) else { continue };
-            if let Some(kind) = raw_kind(f, pid, formats) {
+            if let Some(kind) = raw_kind(f, pid).filter(|_| raw_pair) {
                 if kinds.len() < u16::MAX as usize {
                     kinds.push(kind);
                     *slot = kinds.len() as u16;
@@ -327,28 +329,32 @@ impl SpanPairer {
     }
 }
 
-/// raw_syscalls:sys_enter (with `id` and `args[]`) or sys_exit (with `id` and `ret`),
-/// when the file has both.
-fn raw_kind(f: &EventFormat, pid: IntField, formats: &[EventFormat]) -> Option<Kind> {
-    let nr_of = |f: &EventFormat| f.field("id").and_then(IntField::of);
-    let is = |f: &EventFormat, name: &str| f.system == "raw_syscalls" && f.name == name && nr_of(f).is_some();
-    if !formats.iter().any(|g| is(g, "sys_enter")) || !formats.iter().any(|g| is(g, "sys_exit")) {
+/// Is `f` raw_syscalls:sys_enter (true) or sys_exit (false), with its number field `id`?
+fn raw_side(f: &EventFormat) -> Option<bool> {
+    if f.system != "raw_syscalls" || f.field("id").and_then(IntField::of).is_none() {
         return None;
     }
-    if is(f, "sys_enter") {
-        let args = match f.field("args").map(|a| (a.offset as usize, &a.kind)) {
-            // `unsigned long args[6]`: each register, as the element's width reads it.
-            Some((offset, FieldKind::Array { elem, count })) if matches!(elem.size, 4 | 8) => (0..(*count as usize).min(MAX_ARGS))
-                .map(|i| Some(IntField { offset: offset + i * elem.size as usize, size: elem.size as usize, signed: false }))
-                .collect(),
-            _ => return None,
-        };
-        return Some(Kind::RawEnter { nr: nr_of(f)?, pid, tgid: f.field("common_tgid").and_then(IntField::of), args });
+    match f.name.as_str() {
+        "sys_enter" => Some(true),
+        "sys_exit" => Some(false),
+        _ => None,
     }
-    if is(f, "sys_exit") {
-        return Some(Kind::RawExit { nr: nr_of(f)?, pid, ret: f.field("ret").and_then(IntField::of) });
+}
+
+/// raw_syscalls:sys_enter (with `id` and `args[]`) or sys_exit (with `id` and `ret`).
+fn raw_kind(f: &EventFormat, pid: IntField) -> Option<Kind> {
+    let nr = f.field("id").and_then(IntField::of)?;
+    if !raw_side(f)? {
+        return Some(Kind::RawExit { nr, pid, ret: f.field("ret").and_then(IntField::of) });
     }
-    None
+    let args = match f.field("args").map(|a| (a.offset as usize, &a.kind)) {
+        // `unsigned long args[6]`: each register, as the element's width reads it.
+        Some((offset, FieldKind::Array { elem, count })) if matches!(elem.size, 4 | 8) => (0..(*count as usize).min(MAX_ARGS))
+            .map(|i| Some(IntField { offset: offset + i * elem.size as usize, size: elem.size as usize, signed: false }))
+            .collect(),
+        _ => return None,
+    };
+    Some(Kind::RawEnter { nr, pid, tgid: f.field("common_tgid").and_then(IntField::of), args })
 }
 
 /// The `syscall_spans` columns being filled.
@@ -434,15 +440,19 @@ mod tests {
     use arrow_array::types::{Int64Type, UInt64Type};
     use arrow_array::Array;
 
-    fn format(name: &str, id: u32, fields: &str) -> EventFormat {
+    /// An event format of `system`: the common fields, then `fields` from offset 8.
+    fn format_of(system: &str, name: &str, id: u32, fields: &str) -> EventFormat {
         let text = format!(
             "name: {name}\nID: {id}\nformat:\n\tfield:unsigned short common_type;\toffset:0;\tsize:2;\tsigned:0;\n\
              \tfield:unsigned char common_flags;\toffset:2;\tsize:1;\tsigned:0;\n\
              \tfield:unsigned char common_preempt_count;\toffset:3;\tsize:1;\tsigned:0;\n\
-             \tfield:int common_pid;\toffset:4;\tsize:4;\tsigned:1;\n\n\
-             \tfield:int __syscall_nr;\toffset:8;\tsize:4;\tsigned:1;\n{fields}\nprint fmt: \"x\"\n"
+             \tfield:int common_pid;\toffset:4;\tsize:4;\tsigned:1;\n\n{fields}\nprint fmt: \"x\"\n"
         );
-        parse_event_format(&text, "syscalls", 8).unwrap()
+        parse_event_format(&text, system, 8).unwrap()
+    }
+
+    fn format(name: &str, id: u32, fields: &str) -> EventFormat {
+        format_of("syscalls", name, id, &format!("\tfield:int __syscall_nr;\toffset:8;\tsize:4;\tsigned:1;\n{fields}"))
     }
 
     fn formats() -> Vec<EventFormat> {
@@ -477,10 +487,15 @@ mod tests {
     }
 
     fn run(events: &[(i64, u16, i32, &[i64])]) -> RecordBatch {
-        let mut pairer = SpanPairer::new(&formats(), Endian::Little, 1000);
+        pair(&formats(), events.iter().map(|&(ts, type_id, pid, args)| (ts, payload(type_id, pid, args))))
+    }
+
+    /// The spans of these (timestamp, payload) events, in capture order: one batch.
+    fn pair(formats: &[EventFormat], events: impl Iterator<Item = (i64, Vec<u8>)>) -> RecordBatch {
+        let mut pairer = SpanPairer::new(formats, Endian::Little, 1000);
         let mut out = Vec::new();
-        for (id, &(ts, type_id, pid, args)) in events.iter().enumerate() {
-            pairer.push(id as u64, ts, &payload(type_id, pid, args), &mut |_, b| out.push(b));
+        for (id, (ts, p)) in events.enumerate() {
+            pairer.push(id as u64, ts, &p, &mut |_, b| out.push(b));
         }
         pairer.finish(&mut |_, b| out.push(b));
         assert_eq!(out.len(), 1);
@@ -552,14 +567,7 @@ mod tests {
     }
 
     fn raw_format(name: &str, id: u32, fields: &str) -> EventFormat {
-        let text = format!(
-            "name: {name}\nID: {id}\nformat:\n\tfield:unsigned short common_type;\toffset:0;\tsize:2;\tsigned:0;\n\
-             \tfield:unsigned char common_flags;\toffset:2;\tsize:1;\tsigned:0;\n\
-             \tfield:unsigned char common_preempt_count;\toffset:3;\tsize:1;\tsigned:0;\n\
-             \tfield:int common_pid;\toffset:4;\tsize:4;\tsigned:1;\n\n\
-             \tfield:long id;\toffset:8;\tsize:8;\tsigned:1;\n{fields}\nprint fmt: \"x\"\n"
-        );
-        parse_event_format(&text, "raw_syscalls", 8).unwrap()
+        format_of("raw_syscalls", name, id, &format!("\tfield:long id;\toffset:8;\tsize:8;\tsigned:1;\n{fields}"))
     }
 
     fn raw_formats() -> Vec<EventFormat> {
@@ -581,8 +589,6 @@ mod tests {
         // pid 7: fsync (74) by number, returning -5; pid 7's write (1) interleaves and
         // its exit was lost (the next write's enter comes first); pid 8's exit of a call
         // entered before the capture is dropped.
-        let mut pairer = SpanPairer::new(&raw_formats(), Endian::Little, 1000);
-        let mut out = Vec::new();
         let events: &[(i64, u16, i32, i64, &[i64])] = &[
             (100, 30, 7, 74, &[3, 0, 0, 0, 0, 0]),
             (105, 31, 8, 1, &[4096]),
@@ -591,11 +597,7 @@ mod tests {
             (130, 30, 7, 1, &[1, 0x7ffd_0000, -1, 0, 0, 0]),
             (140, 31, 7, 1, &[512]),
         ];
-        for (id, &(ts, type_id, pid, nr, rest)) in events.iter().enumerate() {
-            pairer.push(id as u64, ts, &raw_payload(type_id, pid, nr, rest), &mut |_, b| out.push(b));
-        }
-        pairer.finish(&mut |_, b| out.push(b));
-        let b = out.pop().unwrap();
+        let b = pair(&raw_formats(), events.iter().map(|&(ts, type_id, pid, nr, rest)| (ts, raw_payload(type_id, pid, nr, rest))));
         let syscalls: Vec<&str> = b.column_by_name("syscall").unwrap().as_string::<i32>().iter().map(Option::unwrap).collect();
         assert_eq!(syscalls, vec!["#74", "#1", "#1"]);
         assert_eq!(col(&b, "start_ts"), vec![Some(100), Some(110), Some(130)]);
