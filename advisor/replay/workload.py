@@ -118,9 +118,19 @@ class Workload:
     # when each inode's dirty pages were submitted.
     inode_written_ts: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
     inode_written_ino: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
+    # Pages each of those passes wrote (writeback_single_inode's wrote; -1 when not
+    # recorded): 0 when the pass found none to write, only the inode itself.
+    inode_written_pages: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
+    # When an inode's last page left writeback (sb_clear_inode_writeback), sorted.
+    inode_completed_ts: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
+    inode_completed_ino: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
     # Completions of the capture's data write requests (not metadata), sorted.
     write_done_ts: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
     page_waits: int | None = None  # observed waits on page writeback (None: not recorded)
+    # balance_dirty_pages sleeps (throttling.pause_ms > 0): when each began, whose, how long.
+    throttle_ts: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
+    throttle_pid: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
+    throttle_ns: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
     page_wait_ts: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))  # each wait: when, which task
     page_wait_pid: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
     flush: FlushRequests | None = None
@@ -332,11 +342,18 @@ def _writeback(con, views: Views, w: Workload) -> None:
         r = con.execute('SELECT ts, CAST(ino AS BIGINT) AS ino, CAST("index" AS BIGINT) AS i FROM pages_written ORDER BY ts').fetchnumpy()
         w.page_wb_ts, w.page_wb_key = _i64(r["ts"]), page_key(_i64(r["ino"]), _i64(r["i"]))
     if views.met("inode_writeback"):
-        r = con.execute("SELECT ts, CAST(ino AS BIGINT) AS ino, kind = 'written' AS written FROM inode_writeback ORDER BY ts").fetchnumpy()
+        wrote = "coalesce(wrote, -1)" if views.met("inode_writeback.wrote") else "-1"
+        r = con.execute(f"SELECT ts, CAST(ino AS BIGINT) AS ino, kind = 'written' AS written, CAST({wrote} AS BIGINT) AS wrote "
+                        "FROM inode_writeback ORDER BY ts").fetchnumpy()
         w.inode_wb_ts, w.inode_wb_ino = _i64(r["ts"]), _i64(r["ino"])
         written = np.asarray(r["written"], dtype=bool)
         w.inode_written_ts, w.inode_written_ino = w.inode_wb_ts[written], w.inode_wb_ino[written]
+        w.inode_written_pages = _i64(r["wrote"])[written]
+        w.inode_completed_ts, w.inode_completed_ino = w.inode_wb_ts[~written], w.inode_wb_ino[~written]
     _inode_cost(con, views, w)
+    if views.met("throttling"):
+        r = con.execute("SELECT ts, pid, pause_ms * 1000000 AS ns FROM throttling WHERE pause_ms > 0 ORDER BY ts").fetchnumpy()
+        w.throttle_ts, w.throttle_pid, w.throttle_ns = _i64(r["ts"]), _i64(r["pid"]), _i64(r["ns"])
     if views.met("page_waits"):
         r = con.execute("SELECT ts, pid FROM page_waits ORDER BY ts").fetchnumpy()
         w.page_wait_ts, w.page_wait_pid = _i64(r["ts"]), _i64(r["pid"])

@@ -55,11 +55,14 @@ LOST_TEXT_RE = re.compile(r"CPU:(\d+) \[LOST (\d+) EVENTS\]")
 
 
 def merge_entries(mine: list[dict]) -> None:
-    """Add or replace these entries (by file name) in manifest.json, the rest kept in order."""
+    """Replace these entries (by file name) in manifest.json where they are and append the
+    new ones; every other entry keeps its place."""
     path = ROOT / "manifest.json"
-    names = {e["file"] for e in mine}
-    old = [e for e in json.loads(path.read_text()) if e["file"] not in names]
-    path.write_text(json.dumps(old + mine, indent=1) + "\n")
+    by_name = {e["file"]: e for e in mine}
+    old = json.loads(path.read_text())
+    kept = {e["file"] for e in old}
+    merged = [by_name.get(e["file"], e) for e in old] + [e for e in mine if e["file"] not in kept]
+    path.write_text(json.dumps(merged, indent=1) + "\n")
 
 def run(*args, env=None):
     return subprocess.run(args, capture_output=True, text=True, env=env, check=True).stdout

@@ -11,19 +11,25 @@ the queue's stable_writes).
 
 The model: the pages of an inode are submitted for writeback when the workload's
 sync_file_range / fsync calls on that inode do, and when the flusher (or a sync) writes
-the inode (writeback_single_inode), through the device model's FIFO; a later dirtying of
-a page whose IO has not completed waits for the completion under `always-wait`, and under
-`wait-if-required` only if the device needs stable pages. An fsync returns only once its
-pages' writeback has completed (file_write_and_wait_range), so its IO is done by the
-call's recorded return however slow the FIFO: a writer's own write after its fsync never
-finds that fsync's pages under writeback. A dbench client writes, fsyncs and writes the
-file again: what makes it wait is the flusher's expired-inode pass putting its pages under
-writeback behind a queue of other IO. A write syscall's latency is
-the capture's median write (or the description's) plus its waits. Dirtying is replayed
-open-loop: removing a wait does not pull the writer's later writes earlier.
+pages of the inode (writeback_single_inode with wrote > 0). A later write that wants a
+page whose IO has not completed waits for the completion under `always-wait`, and under
+`wait-if-required` only if the device needs stable pages. When the IO completes: where
+the capture shows it (the inode leaving writeback, sb_clear_inode_writeback, and the data
+requests completed before it), else after the device model's FIFO service time. An fsync
+returns only once its pages' writeback has completed (file_write_and_wait_range), so its
+IO is done by the call's recorded return: a writer's own write after its fsync never finds
+that fsync's pages under writeback. A dbench client writes, fsyncs and writes the file
+again: what makes it wait is the flusher putting its pages under writeback while a
+throttled device still holds the flusher's previous pass (a 40 MiB/s loop device released
+one pass's pages 396 ms after they were submitted). A write syscall's latency is its time
+outside page waits plus its waits. If the capture's writers never waited inside a write,
+a wait the policy adds delays the writer's later writes (closed loop); if they did, the
+recorded timeline already holds those waits and the writers keep their recorded times.
 """
 
 from __future__ import annotations
+
+from typing import NamedTuple
 
 import numba
 import numpy as np
@@ -45,15 +51,25 @@ def _not_applicable(w: Workload) -> str | None:
     return None
 
 
-def _submissions(w: Workload) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """The writeback submissions the model places, in time order: when the IO starts,
-    which inode, the task that made them (-1: the flusher), and when the IO is done at
-    the latest (-1: no bound). sync_file_range(SYNC_FILE_RANGE_WRITE) builds its requests
-    under a block plug (writepages) that is flushed as it finishes, so its IO starts when
-    the call returns (stable-pages-ext4: the request is issued a median 28 us after the
-    entry, 21 us before the exit); fsync submits first and then waits, so its IO starts at
-    the call and is done by its return. The flusher's inode writebacks are traced as each
-    inode's pages have been submitted."""
+class Submissions(NamedTuple):
+    """The writeback submissions the model places, in time order."""
+    ts: np.ndarray  # when the IO starts
+    ino: np.ndarray  # which inode
+    pid: np.ndarray  # the task that made them (-1: the flusher)
+    deadline: np.ndarray  # when the IO is done at the latest (an fsync's return; -1: no bound)
+    done: np.ndarray  # when the capture shows the batch's IO done (-1: not shown; see _recorded_done)
+    first_done: np.ndarray  # when its pages began to leave writeback (see _pages_leave_from)
+
+
+def _submissions(w: Workload) -> Submissions:
+    """The writeback submissions, in time order. sync_file_range(SYNC_FILE_RANGE_WRITE)
+    builds its requests under a block plug (writepages) that is flushed as it finishes, so
+    its IO starts when the call returns (stable-pages-ext4: the request is issued a median
+    28 us after the entry, 21 us before the exit); fsync submits first and then waits, so
+    its IO starts at the call and is done by its return. The flusher's inode writebacks are
+    traced as each inode's pages have been submitted; a pass that wrote no pages
+    (writeback_single_inode wrote=0: only the inode itself was dirty, or its pages were
+    all under writeback already) puts nothing under writeback."""
     ts, ino, pid, deadline = [], [], [], []
     for kind in ("sync_file_range", "fsync"):
         o = w.op(kind)
@@ -63,17 +79,88 @@ def _submissions(w: Workload) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.nd
         ino.append(o.ino[known])
         pid.append(o.pid[known])
         deadline.append(o.end[known] if kind == "fsync" else np.full(int(known.sum()), -1, np.int64))
-    ts.append(w.inode_written_ts)
-    ino.append(w.inode_written_ino)
-    pid.append(np.full(len(w.inode_written_ts), -1, np.int64))
-    deadline.append(np.full(len(w.inode_written_ts), -1, np.int64))
+    wrote = w.inode_written_pages if len(w.inode_written_pages) == len(w.inode_written_ts) else np.full(len(w.inode_written_ts), -1)
+    some = wrote != 0
+    ts.append(w.inode_written_ts[some])
+    ino.append(w.inode_written_ino[some])
+    pid.append(np.full(int(some.sum()), -1, np.int64))
+    deadline.append(np.full(int(some.sum()), -1, np.int64))
     order = np.argsort(np.concatenate(ts), kind="stable")
-    return tuple(np.concatenate(a)[order] for a in (ts, ino, pid, deadline))
+    sub_ts, sub_ino, sub_pid, sub_deadline = (np.concatenate(a)[order] for a in (ts, ino, pid, deadline))
+    done = _recorded_done(sub_ts, sub_ino, w.inode_completed_ts, w.inode_completed_ino)
+    return Submissions(sub_ts, sub_ino, sub_pid, sub_deadline, done, _pages_leave_from(sub_ts, done, w.write_done_ts))
+
+
+def _pages_leave_from(sub_ts: np.ndarray, done: np.ndarray, request_done_ts: np.ndarray) -> np.ndarray:
+    """When a batch's pages began to leave writeback: the last data write request that
+    completed between the submission and the batch's recorded end, else that end. The
+    bio's completion ends the writeback of its pages one after another, in index order,
+    and sb_clear_inode_writeback fires at the last one: on stable-pages-ext4, 43 us (median)
+    after its one 256 KiB request completed, while fio's next 4 KiB writes to pages 1-4,
+    2-3 us apart, no longer waited."""
+    out = done.copy()
+    if not len(request_done_ts):
+        return out
+    k = np.searchsorted(request_done_ts, done, side="right") - 1
+    last = request_done_ts[np.maximum(k, 0)]
+    inside = (done >= 0) & (k >= 0) & (last >= sub_ts)
+    out[inside] = last[inside]
+    return out
+
+
+def _recorded_done(sub_ts: np.ndarray, sub_ino: np.ndarray, done_ts: np.ndarray, done_ino: np.ndarray) -> np.ndarray:
+    """When the capture shows each submission's IO done, from sb_clear_inode_writeback,
+    which fires as an inode's last page leaves writeback (-1: not shown).
+
+    The inode's first such event at or after the submission is its batch's end, unless
+    the inode was submitted again before it: then the event ends the later batch too, and
+    only bounds this one. A flusher pass at 1129 ms put pages 0-455 of a dbench file under
+    writeback, another at 1358 ms its pages 48-270, and the inode left writeback at 1939
+    ms; a write waited on page 271 from 1343 to 1525 ms, when the first batch was done. A
+    bounded batch is done, at the latest, when the first batch submitted after it (of any
+    inode) whose end is shown is: the device completes writeback in submission order
+    (a throttled loop device released that 1129 ms pass 396 ms after it)."""
+    n = len(sub_ts)
+    out = np.full(n, -1, np.int64)
+    if not n or not len(done_ts):
+        return out
+    # Submissions and completions together, per inode in time order; a completion at the
+    # same time as a submission comes after it.
+    ino = np.concatenate((sub_ino, done_ino))
+    ts = np.concatenate((sub_ts, done_ts))
+    is_done = np.concatenate((np.zeros(n, bool), np.ones(len(done_ts), bool)))
+    order = np.lexsort((is_done, ts, ino))
+    pos = np.arange(len(order))
+    big = len(order)
+    # For each row: the next completion row and the next submission row after it (any inode).
+    next_done = np.minimum.accumulate(np.where(is_done[order], pos, big)[::-1])[::-1]
+    after = np.append(np.where(~is_done[order], pos, big)[1:], big)
+    next_sub = np.minimum.accumulate(after[::-1])[::-1]
+    sub_rows = np.flatnonzero(~is_done[order])
+    nd = next_done[sub_rows]
+    has = nd < big
+    nd_safe = np.minimum(nd, big - 1)
+    has &= ino[order][nd_safe] == ino[order][sub_rows]
+    ns = np.minimum(next_sub[sub_rows], big - 1)
+    resubmitted = (next_sub[sub_rows] < nd) & (ino[order][ns] == ino[order][sub_rows])
+    which = order[sub_rows]  # index into the submissions
+    end = np.where(has, ts[order][nd_safe], -1)
+    exact = has & ~resubmitted
+    out[which[exact]] = end[exact]
+    bounded = which[has & resubmitted]
+    if len(bounded):
+        time_order = np.argsort(sub_ts, kind="stable")
+        shown = np.full(n, np.inf)
+        shown[which[exact]] = end[exact]
+        later_first = np.empty(n)
+        later_first[time_order] = np.minimum.accumulate(shown[time_order][::-1])[::-1]
+        out[bounded] = np.minimum(end[has & resubmitted], later_first[bounded]).astype(np.int64)
+    return out
 
 
 @numba.njit(cache=True)
-def _waits(ev_ts, ev_inode, ev_page, ev_writer, ev_recorded_wait, sub_ts, sub_inode, sub_writer, sub_deadline, service_ns,
-           transfer_ns, serial, n_pages, n_inodes, n_writers, pages_per_request):
+def _waits(ev_ts, ev_inode, ev_page, ev_writer, closed_loop, sub_ts, sub_inode, sub_writer, sub_deadline, sub_done, service_ns,
+           transfer_ns, serial, n_pages, n_inodes, n_writers, pages_per_request, sub_first_done):
     """Per dirtying event (at the time its write asked for the page): how long it would
     wait for the page's writeback. Submission j's IO takes service_ns[j]; a serial
     (queue depth 1) device starts it when the previous one completed. Pages and inodes
@@ -81,14 +168,20 @@ def _waits(ev_ts, ev_inode, ev_page, ev_writer, ev_recorded_wait, sub_ts, sub_in
     an inode nothing dirtied), writers too (`ev_writer`, `sub_writer` < n_writers; -1
     for the flusher).
 
-    Closed loop per writer: the capture's timeline already holds the waits that really
-    happened (`ev_recorded_wait`, on the first event of each write); a writer's later
-    events move by the difference between the predicted and the recorded wait, and so
-    do its own submissions: fio's sync_file_range after its 64th write stays right after
-    it, and the next pass's first write right after the call, as recorded. Each writer
-    goes through its own events and submissions in its recorded order, and the writers
-    and the flusher's submissions are merged by their moved times: a writer the replay
-    has moved never sees another writer's or its own future out of order.
+    Submission j's IO is done at `sub_done[j]` when the capture shows it (>= 0), its
+    pages leaving writeback in index order from `sub_first_done[j]` on; else after its
+    service time.
+
+    `closed_loop`: the capture's writers never waited on page writeback inside a write,
+    so a wait the policy adds moves the writer's later events by its length, and so its
+    own submissions: fio's sync_file_range after its 64th write stays right after it,
+    and the next pass's first write right after the call. Each writer goes through its
+    own events and submissions in its recorded order, and the writers and the flusher's
+    submissions are merged by their moved times: a writer the replay has moved never sees
+    another writer's or its own future out of order. Otherwise (open loop) the recorded
+    timeline already holds the waits the writers made, and nothing moves: moving writers
+    by the model's errors in those waits let dbench clients run hundreds of ms away from
+    their recorded times and meet IO they never met.
 
     A submission takes its inode's pending pages without looking at any other inode's:
     each inode keeps a list (linked through `next_of`, newest first) of the events that
@@ -145,7 +238,8 @@ def _waits(ev_ts, ev_inode, ev_page, ev_writer, ev_recorded_wait, sub_ts, sub_in
             own_fsync_done = fsync_writer[p] == best and ev_ts[i] >= fsync_end[p]
             if wb_until[p] > best_t and not own_fsync_done:
                 out[i] = wb_until[p] - best_t
-            shift[best] += out[i] - ev_recorded_wait[i]
+            if closed_loop:
+                shift[best] += out[i]
             x = ev_inode[i]
             if pending_for[p] != x:
                 next_of[i] = newest[x]
@@ -158,6 +252,8 @@ def _waits(ev_ts, ev_inode, ev_page, ev_writer, ev_recorded_wait, sub_ts, sub_in
         x = sub_inode[j]
         start = max(at, free)
         done = start + service_ns[j]
+        if sub_done[j] >= 0:  # the capture shows when this IO was done
+            done = sub_done[j] + (at - sub_ts[j])
         if sub_deadline[j] >= 0:  # an fsync returns once its IO is done
             done = min(done, sub_deadline[j] + (at - sub_ts[j]))
         taken = 0
@@ -174,13 +270,19 @@ def _waits(ev_ts, ev_inode, ev_page, ev_writer, ev_recorded_wait, sub_ts, sub_in
             # writepages submits in index order and each request completes on its own:
             # the pages of request r of n are done after the batch's fixed latency and r+1
             # n-ths of its transfer, not when the whole batch is (a 50 MB inode's first
-            # pages are clean long before its last; a 256 KiB batch is one request).
+            # pages are clean long before its last; a 256 KiB batch is one request). When
+            # the capture shows the batch's end, page k of n leaves writeback k+1 n-ths of
+            # the way from its first page's end to it.
             order = np.sort(batch[:taken])
-            fixed = done - transfer_ns[j]
-            n_req = (taken + pages_per_request - 1) // pages_per_request
+            if sub_done[j] >= 0:
+                spread = max(0.0, done - (sub_first_done[j] + (at - sub_ts[j])))
+                per_step, steps = 1, taken
+            else:
+                spread = transfer_ns[j]
+                per_step, steps = pages_per_request, (taken + pages_per_request - 1) // pages_per_request
+            fixed = done - spread
             for k in range(taken):
-                r = k // pages_per_request
-                wb_until[order[k]] = min(done, fixed + transfer_ns[j] * (r + 1) / n_req)
+                wb_until[order[k]] = min(done, fixed + spread * (k // per_step + 1) / steps)
                 fsync_writer[order[k]] = sub_writer[j] if sub_deadline[j] >= 0 else -1
                 fsync_end[order[k]] = sub_deadline[j]
         if taken > 0:
@@ -246,39 +348,73 @@ def _base_write_ns(w: Workload) -> float:
 def _own_write_ns(w: Workload, base: float, n: int) -> np.ndarray:
     """Each write's time outside page waits, kept as recorded: a write with no wait on
     page writeback inside it took its own duration (page faults, block allocation, the
-    journal); one with a wait, the median write (the wait's length is not traced)."""
+    journal, balance_dirty_pages sleeps); one with a wait, the median write and the
+    balance_dirty_pages sleeps its task began inside it (the wait's own length is what the
+    model predicts)."""
     writes = w.op("write")
     if not len(writes) or len(writes) != n:
         return np.full(n, base)
     own = np.where(writes.complete, writes.end - writes.start, base).astype(np.float64)
-    own[_writes_with_waits(w)] = base
+    waited = _writes_with_waits(w)
+    own[waited] = base + _sleeps_inside(w, writes)[waited]
     return own
 
 
-def _wanted_at(w: Workload, write_of: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """When each dirtying's write wanted its page (the syscall's start), and the wait the
-    capture recorded for it: on the first event of a write during which the capture shows
-    the writer waiting on page writeback, the write's duration beyond the median write.
-    A write that is merely slow (CPU taken by others, the journal) has no recorded wait:
-    taking every write's excess over the median for one let four dbench clients run half
-    a second ahead of themselves."""
+def _sleeps_inside(w: Workload, writes) -> np.ndarray:
+    """Per write syscall: the balance_dirty_pages sleeps its task began inside it, in ns."""
+    out = np.zeros(len(writes))
+    for pid in np.intersect1d(np.unique(w.throttle_pid), np.unique(writes.pid)):
+        mine = np.flatnonzero(writes.pid == pid)
+        sleeps = w.throttle_pid == pid
+        total = np.concatenate(([0], np.cumsum(w.throttle_ns[sleeps])))
+        ts = w.throttle_ts[sleeps]
+        out[mine] = total[np.searchsorted(ts, writes.end[mine], side="right")] - total[np.searchsorted(ts, writes.start[mine], side="left")]
+    return out
+
+
+def _wanted_at(w: Workload, write_of: np.ndarray) -> np.ndarray:
+    """When each dirtying's write asked for its page. generic_perform_write takes the
+    pages of a write one after another: write_begin (where it waits), write_end (where a
+    clean page turns dirty: the dirtying event), then balance_dirty_pages_ratelimited
+    (where the writer may sleep). So a page is wanted when the write's previous page was
+    dirtied, or when a balance_dirty_pages sleep the writer began after that ended; the
+    first page at the syscall's start. A 64 KiB pwrite64 dirtied its folios at pages 0,
+    8, 12 and 14 within 1.5 ms and then waited 419 ms for page 15, which the flusher had
+    put under writeback after the call began: wanted at the call's start, page 15 was
+    still clean. A page already dirty makes no event, so the time is the earliest it can
+    have been wanted. Dirtying outside a write syscall (or without write spans) is
+    wanted when it happened."""
     writes = w.op("write")
+    want = w.dirty_ts.astype(np.float64)
     if not len(writes):
-        return w.dirty_ts.astype(np.float64), np.zeros(len(w.dirty_ts))
+        return want
     has = write_of >= 0
-    safe = np.maximum(write_of, 0)
-    want = np.where(has, writes.start[safe], w.dirty_ts).astype(np.float64)
-    dur = np.where(writes.complete, writes.end - writes.start, 0).astype(np.float64)
-    waited = _writes_with_waits(w)
-    base = _base_write_ns(w)
-    # The first event of each write: writers interleave, so a write's events need not be
-    # adjacent (four dbench clients: charging one write's 420 ms to three of its events
-    # ran that writer a second ahead of itself).
-    first = np.zeros(len(write_of), dtype=bool)
-    first[np.unique(np.where(has, write_of, -1), return_index=True)[1]] = True
-    first &= has & waited[safe]
-    recorded = np.where(first, np.maximum(0.0, dur[safe] - base), 0.0)
-    return want, recorded
+    start = writes.start[np.maximum(write_of, 0)].astype(np.float64)
+    order = np.lexsort((w.dirty_ts, write_of))
+    same = np.zeros(len(order), dtype=bool)
+    same[1:] = write_of[order][1:] == write_of[order][:-1]
+    previous = np.empty(len(order))
+    previous[1:] = w.dirty_ts[order][:-1]
+    want[order] = np.where(same, np.maximum(previous, start[order]), start[order])
+    want = np.maximum(want, _throttled_until(w, want))
+    return np.where(has, want, w.dirty_ts)
+
+
+def _throttled_until(w: Workload, since: np.ndarray) -> np.ndarray:
+    """Per dirtying event: the end of its task's last balance_dirty_pages sleep that began
+    at or after `since` and before the event (-inf: none). A dbench client dirtied page 14
+    at 38.8 ms, slept 152 ms there, and then waited for page 15, which the flusher had
+    put under writeback at 185.8 ms."""
+    out = np.full(len(w.dirty_ts), -np.inf)
+    for pid in np.intersect1d(np.unique(w.throttle_pid), np.unique(w.dirty_pid)):
+        mine = np.flatnonzero(w.dirty_pid == pid)
+        sleeps = np.flatnonzero(w.throttle_pid == pid)  # in time order
+        last = np.searchsorted(w.throttle_ts[sleeps], w.dirty_ts[mine], side="right") - 1
+        ok = last >= 0
+        k = sleeps[np.maximum(last, 0)]
+        ok &= w.throttle_ts[k] >= since[mine]
+        out[mine[ok]] = (w.throttle_ts[k] + w.throttle_ns[k])[ok]
+    return out
 
 
 def _writes_with_waits(w: Workload) -> np.ndarray:
@@ -337,8 +473,8 @@ def _simulate(w: Workload, policy: Policy) -> dict:
     else:
         waits = _predicted_waits(w, write_of)
     per_write, base = _per_write(w, waits, write_of)
-    stalled = per_write[per_write > 0] + base
     every = per_write + _own_write_ns(w, base, len(per_write))
+    stalled = every[per_write > 0]
     return {
         "write_count": int(len(per_write)),
         **_stalls(stalled),
@@ -349,26 +485,38 @@ def _simulate(w: Workload, policy: Policy) -> dict:
 
 def _predicted_waits(w: Workload, write_of: np.ndarray) -> np.ndarray:
     """Each dirtying event's wait for its page's writeback, in workload order."""
-    sub_ts, sub_ino, sub_pid, sub_deadline = _submissions(w)
-    # A write waits in write_begin, right after it enters: its page is wanted at the
-    # syscall's start (the dirtying event comes after the wait, at write_end).
-    want, recorded = _wanted_at(w, write_of)
+    subs = _submissions(w)
+    want = _wanted_at(w, write_of)
     writers, writer = _dense(w.dirty_pid)
-    sub_writer = _dense(w.dirty_pid, sub_pid)[1]
+    sub_writer = _dense(w.dirty_pid, subs.pid)[1]
     inodes, inode = _dense(w.dirty_ino)
     pages, page_of_event = page_ranks(w)
-    nbytes = _batch_bytes(w, sub_ts, sub_ino)
+    nbytes = _batch_bytes(w, subs.ts, subs.ino)
     service = w.device.service_times_ns(nbytes)
     transfer = np.minimum(service, nbytes * 1e9 / w.device.bandwidth)
-    sub_inode = _dense(inodes, sub_ino)[1]
+    sub_inode = _dense(inodes, subs.ino)[1]
     serial = w.device.queue_depth < 1.5
+    closed_loop = not _writes_with_waits(w).any()
+    _say_where_io_ends(w, subs, closed_loop)
     # Events in the order their writes wanted their pages (stable: a write's events in turn).
     order = np.argsort(want, kind="stable")
     waits = np.zeros(len(want))
-    waits[order] = _waits(want[order], inode[order], page_of_event[order], writer[order], recorded[order], sub_ts, sub_inode,
-                          sub_writer, sub_deadline, service, transfer, serial, len(pages), len(inodes), max(1, len(writers)),
-                          max(1, int(w.device.median_request_bytes // w.folio_bytes)))
+    waits[order] = _waits(want[order], inode[order], page_of_event[order], writer[order], closed_loop, subs.ts, sub_inode,
+                          sub_writer, subs.deadline, subs.done, service, transfer, serial, len(pages), len(inodes),
+                          max(1, len(writers)), max(1, int(w.device.median_request_bytes // w.folio_bytes)), subs.first_done)
     return waits
+
+
+def _say_where_io_ends(w: Workload, subs: Submissions, closed_loop: bool) -> None:
+    """The replay's assumptions: where its writeback batches end, and whether writers move."""
+    shown = int((subs.done >= 0).sum())
+    text = (f"stable pages: {shown:,} of {len(subs.ts):,} writeback batches end where the capture shows their inode leave "
+            "writeback (sb_clear_inode_writeback), the others after the device model's service time; "
+            + ("a wait the policy adds delays the writer's later writes (the capture's writers never waited inside a write)"
+               if closed_loop else "writers keep their recorded times (the capture's writers waited inside writes, and "
+               "its timeline holds those waits)"))
+    if text not in w.assumptions:
+        w.assumptions.append(text)
 
 
 MODEL = ProblemModel(
