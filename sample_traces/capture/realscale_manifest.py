@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Manifest entries of the real-scale captures 18-24 (two runs of each scenario).
+"""Manifest entries of the real-scale captures 18-24 (two runs of each scenario, three of dbench-stable1-ext4).
 
     capture/realscale_manifest.py       # adds/replaces these entries in ../manifest.json
 
