@@ -362,13 +362,19 @@ def _own_write_ns(w: Workload, base: float, n: int) -> np.ndarray:
 
 def _sleeps_inside(w: Workload, writes) -> np.ndarray:
     """Per write syscall: the balance_dirty_pages sleeps its task began inside it, in ns."""
+    return _sum_inside(writes, w.throttle_pid, w.throttle_ts, w.throttle_ns)
+
+
+def _sum_inside(writes, pid: np.ndarray, ts: np.ndarray, values: np.ndarray) -> np.ndarray:
+    """Per write syscall: the sum of `values` over its task's events (`pid`, `ts` in time
+    order) from the call's start to its end, both included."""
     out = np.zeros(len(writes))
-    for pid in np.intersect1d(np.unique(w.throttle_pid), np.unique(writes.pid)):
-        mine = np.flatnonzero(writes.pid == pid)
-        sleeps = w.throttle_pid == pid
-        total = np.concatenate(([0], np.cumsum(w.throttle_ns[sleeps])))
-        ts = w.throttle_ts[sleeps]
-        out[mine] = total[np.searchsorted(ts, writes.end[mine], side="right")] - total[np.searchsorted(ts, writes.start[mine], side="left")]
+    for p in np.intersect1d(np.unique(pid), np.unique(writes.pid)):
+        mine = np.flatnonzero(writes.pid == p)
+        theirs = pid == p
+        total = np.concatenate(([0], np.cumsum(values[theirs])))
+        at = ts[theirs]
+        out[mine] = total[np.searchsorted(at, writes.end[mine], side="right")] - total[np.searchsorted(at, writes.start[mine], side="left")]
     return out
 
 
@@ -419,13 +425,7 @@ def _throttled_until(w: Workload, since: np.ndarray) -> np.ndarray:
 
 def _writes_with_waits(w: Workload) -> np.ndarray:
     """Per write syscall: did the capture record its task waiting on page writeback inside it."""
-    writes = w.op("write")
-    out = np.zeros(len(writes), dtype=bool)
-    for p in np.unique(w.page_wait_pid):
-        mine = np.flatnonzero(writes.pid == p)
-        waits = w.page_wait_ts[w.page_wait_pid == p]  # in time order
-        out[mine] = np.searchsorted(waits, writes.end[mine], side="right") > np.searchsorted(waits, writes.start[mine], side="left")
-    return out
+    return _sum_inside(w.op("write"), w.page_wait_pid, w.page_wait_ts, np.ones(len(w.page_wait_ts))) > 0
 
 
 def _batch_bytes(w: Workload, sub_ts: np.ndarray, sub_ino: np.ndarray) -> np.ndarray:
