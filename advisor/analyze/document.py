@@ -9,6 +9,7 @@ from advisor.rules import SEVERITY, Rule, analyze
 from advisor.store import blk_views
 from advisor.store_settings import UNKNOWN_TYPE_PREFIX
 from advisor.views import Views
+from advisor.views.coverage import cpu_coverage
 
 
 def capture_facts(con) -> dict:
@@ -32,6 +33,7 @@ def capture_facts(con) -> dict:
         "SELECT name, count, description FROM parse_stats WHERE severity = 'warning' AND count > 0 ORDER BY name"
     ).fetchall()
     first, last = info.get("first_ts"), info.get("last_ts")
+    coverage = cpu_coverage(con)
     # "clock ticks" for -C x86-tsc (TSC cycles) or -C counter: no seconds in them.
     unit = info.get("ts_unit", "ns")
     return {
@@ -46,6 +48,8 @@ def capture_facts(con) -> dict:
         "span_seconds": (int(last) - int(first)) / 1e9 if first and last and unit == "ns" else None,
         "span_ticks": int(last) - int(first) if first and last and unit != "ns" else None,
         "lost_events": int(lost),
+        # CPUs whose overwritten buffer begins after the capture does (advisor.views.coverage).
+        "cpu_coverage": coverage.as_dict() if coverage else None,
         # Recorded, but of a type id the file has no format for: kept raw, read by no view.
         "unknown_type_events": sum(int(k) for n, _, k, _ in lost_by if n.startswith(UNKNOWN_TYPE_PREFIX)),
         "data_loss": [{"name": n, "cpu": c, "count": int(k), "description": d} for n, c, k, d in lost_by],

@@ -113,6 +113,10 @@ def replay(w: Workload, selection: Selection, kernel: str | None = None, measure
                              f"read this problem's before/after figures with that error in mind"
                              for m, e in r["own_kernel_error"].items() if abs(e["error"]) > FIDELITY_TOLERANCE]
         results += rows
+    if warnings and w.complete_from_ts is not None:
+        warnings.append(f"the capture is missing some CPUs' events before +{(w.complete_from_ts - w.start_ts) / 1e9:.3f} s "
+                        "(their buffers were overwritten): part of these errors may come from writes, requests and "
+                        "completions the replay could not see")
     return {"workload": w.summary(), "observed": observed, "not_applicable": skipped, "results": results, "warnings": warnings}
 
 

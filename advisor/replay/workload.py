@@ -16,6 +16,7 @@ from advisor.replay import btrfs_log
 from advisor.replay import device as devices
 from advisor.replay.device import Device
 from advisor.views import Views, attach, filesystem_requests
+from advisor.views.coverage import cpu_coverage
 
 # The operations a replay uses: kind → domain view.
 OPS_VIEWS = {"sync": "sync_ops", "fsync": "fsync_ops", "sync_file_range": "sync_file_range_ops", "snapshot": "snapshot_ops",
@@ -161,6 +162,9 @@ class Workload:
     params: dict = field(default_factory=dict)  # synthetic workloads: their description
     # Filesystems whose events the capture recorded (btrfs, ext4, xfs); None: synthetic.
     filesystems: frozenset[str] | None = None
+    # Before this, some CPUs' overwritten buffers hold none of their events (None: every
+    # CPU is recorded throughout; advisor.views.coverage).
+    complete_from_ts: int | None = None
     assumptions: list[str] = field(default_factory=list)
 
     @property
@@ -190,6 +194,7 @@ class Workload:
             "kernel": self.kernel,
             "filesystems": None if self.filesystems is None else sorted(self.filesystems),
             "stable_writes": self.stable_writes,
+            "complete_from_ts": self.complete_from_ts,
             "device": self.device.as_dict(),
             "params": self.params,
             "assumptions": list(self.assumptions),
@@ -260,7 +265,20 @@ def _from_store(con, source: str, device_override: Device | None, views: Views) 
     _transaction_commits(con, views, w)
     _folio_bytes(con, views, w)
     _pressure(con, views, w)
+    _coverage(con, w)
     return w
+
+
+def _coverage(con, w: Workload) -> None:
+    """Say where the workload lacks some CPUs' events: their dirtying, requests and
+    completions there are not replayed, while the calls recorded on other CPUs are."""
+    c = cpu_coverage(con)
+    if c is None:
+        return
+    w.complete_from_ts = c.complete_from_ts
+    w.assumptions.append(f"a partial workload at first: {c.describe()}. The replay runs on the events recorded; "
+                         f"operations before +{(c.complete_from_ts - c.first_ts) / 1e9:.3f} s may have had writes, "
+                         "requests and completions on those CPUs that it does not see")
 
 
 def _folio_bytes(con, views: Views, w: Workload) -> None:

@@ -19,6 +19,7 @@ from importlib import resources
 from advisor.display import ID_COLUMNS, capture_span, display_id, display_value, named_columns
 from advisor.report.charts import Chart
 from advisor.rules import SEVERITY
+from advisor.views.coverage import describe as coverage_text
 
 _CHECK_SCRIPT = """
 (function () {
@@ -99,6 +100,8 @@ def capture_section(label: str, doc: dict, version: str) -> str:
         ("time span", capture_span(c)),
         ("lost events", f"{c['lost_events']:,}" + (" — metrics undercount what happened" if c["lost_events"] else "")),
     ]
+    if c.get("cpu_coverage"):
+        rows.append(("coverage", coverage_text(c["cpu_coverage"], c.get("ts_unit", "ns"))))
     rows += [("warning", w["description"]) for w in c.get("warnings", [])]
     if c["damaged"]:
         rows.append(("damaged", "; ".join(c["damage"]) or "yes: findings cover what could be read"))

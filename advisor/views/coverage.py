@@ -1,0 +1,119 @@
+"""Which part of the capture has every CPU's events.
+
+A ring buffer in overwrite mode (tracefs' default, what `cat trace` or `trace-cmd
+extract` reads after an incident) keeps each CPU's newest events, so each CPU's buffer
+begins at a different time. A busy CPU's may hold only the last moments. On the
+2-CPU btrfs fsync capture read from tracefs' default 1408 KB buffers (859,302 events
+overwritten), CPU 0's events begin at 4756.611 s and CPU 1's at 4758.075 s. For the
+first 1.46 s of its 2.06 s, the capture has only CPU 0's events. There, an fsync's
+enter and exit may both be on CPU 0 while the writes it flushed and the completions it
+waited for ran on CPU 1 and are gone.
+
+trace-cmd flags such a buffer's first page as following dropped events (`lost_events`
+markers). The tracefs text gives only the total (its header's entries-written minus
+entries-in-buffer). Then any CPU that begins later than the others may have lost its
+beginning, or may only have been idle.
+
+Markers in the middle of a CPU's stream (a reader that fell behind) are not counted
+here: their gap is between two recorded events of that CPU, and syscall spans across
+one are already left open (advisor.views.spans).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class LateCpu:
+    cpu: int
+    first_ts: int  # its first recorded event
+    lost: int | None  # events its buffer dropped before it; None: the capture gives only a total
+
+
+@dataclass(frozen=True)
+class CpuCoverage:
+    first_ts: int  # the capture's first event
+    last_ts: int  # the capture's last event
+    late: tuple[LateCpu, ...]  # CPUs that lost their buffer's beginning and begin after first_ts
+    certain: bool  # markers say the late CPUs lost events (else: an overwritten total, and the CPUs began late)
+
+    @property
+    def complete_from_ts(self) -> int:
+        """From here to the end, every CPU's events are in the capture."""
+        return max(c.first_ts for c in self.late)
+
+    def as_dict(self) -> dict:
+        return {
+            "first_ts": self.first_ts,
+            "last_ts": self.last_ts,
+            "complete_from_ts": self.complete_from_ts,
+            "certain": self.certain,
+            "late_cpus": [{"cpu": c.cpu, "first_ts": c.first_ts, "lost_before": c.lost} for c in self.late],
+        }
+
+    def describe(self, ts_unit: str = "ns") -> str:
+        """One sentence: which CPUs begin late, and what the capture holds before that."""
+        return describe(self.as_dict(), ts_unit)
+
+
+def describe(d: dict, ts_unit: str = "ns") -> str:
+    """The sentence for `CpuCoverage.as_dict()` (as analyze's JSON carries it)."""
+    first_ts, last_ts = d["first_ts"], d["last_ts"]
+
+    def at(ts: int) -> str:
+        return f"+{(ts - first_ts) / 1e9:.3f} s" if ts_unit == "ns" else f"{ts - first_ts:,} ticks in"
+
+    late = d["late_cpus"]
+    cpus = ", ".join(
+        f"CPU {c['cpu']} at {at(c['first_ts'])}" + (f" ({c['lost_before']:,} events dropped before it)" if c["lost_before"] else "")
+        for c in late)
+    whole = at(d["complete_from_ts"])
+    span = (f"the last {(last_ts - d['complete_from_ts']) / 1e9:.3f} s of {(last_ts - first_ts) / 1e9:.3f} s"
+            if ts_unit == "ns" else f"from {whole} on")
+    if d["certain"]:
+        return (f"the kernel overwrote the oldest events of some CPUs' buffers, which now begin late: {cpus}. "
+                f"Before {whole} those CPUs' events are missing; every CPU is recorded for {span}")
+    return (f"the buffers were overwritten, and some CPUs' events begin late: {cpus}. "
+            f"Before {whole} those CPUs' events may be missing; every CPU is recorded for {span}")
+
+
+def cpu_coverage(con) -> CpuCoverage | None:
+    """The CPUs whose buffer lost its beginning and begins after the capture's first
+    event, or None when no CPU did (no overwritten events, or all begin together)."""
+    markers = _first_markers(con)
+    overwritten = con.execute(
+        "SELECT coalesce(sum(count), 0) FROM parse_stats WHERE name = 'overwritten_entries'").fetchone()[0]
+    if not markers and not overwritten:
+        return None
+    if not _has_events(con):
+        return None
+    per_cpu = con.execute("SELECT cpu, min(ts), max(ts) FROM events GROUP BY cpu").fetchall()
+    starts = {cpu: lo for cpu, lo, _ in per_cpu if cpu is not None and lo is not None}
+    if not starts:
+        return None
+    first = int(min(lo for _, lo, _ in per_cpu if lo is not None))
+    last = int(max(hi for _, _, hi in per_cpu if hi is not None))
+    if markers:
+        # A marker at or before a CPU's first event: its buffer's start was overwritten.
+        late = [LateCpu(cpu, int(starts[cpu]), int(n) if n is not None else None)
+                for cpu, (ts, n) in markers.items() if cpu in starts and ts <= starts[cpu] and starts[cpu] > first]
+    else:
+        late = [LateCpu(int(cpu), int(ts), None) for cpu, ts in starts.items() if ts > first]
+    if not late:
+        return None
+    return CpuCoverage(first_ts=first, last_ts=last, late=tuple(sorted(late, key=lambda c: c.first_ts)), certain=bool(markers))
+
+
+def _first_markers(con) -> dict[int, tuple[int, int | None]]:
+    """cpu → (ts, count) of its first lost-events marker."""
+    has = con.execute("SELECT count(*) FROM information_schema.tables WHERE table_schema = 'main' "
+                      "AND table_name = 'lost_events'").fetchone()[0]
+    if not has:
+        return {}
+    rows = con.execute("SELECT cpu, arg_min(ts, ts), arg_min(count, ts) FROM lost_events GROUP BY cpu").fetchall()
+    return {int(cpu): (int(ts), n) for cpu, ts, n in rows}
+
+
+def _has_events(con) -> bool:
+    return bool(con.execute("SELECT count(*) FROM information_schema.tables WHERE table_name = 'events'").fetchone()[0])
