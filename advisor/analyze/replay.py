@@ -112,12 +112,35 @@ def replay(w: Workload, selection: Selection, kernel: str | None = None, measure
                              f"{e['predicted']:.4g} against {e['observed']:.4g} in the capture ({e['error']:+.0%}): "
                              f"read this problem's before/after figures with that error in mind"
                              for m, e in r["own_kernel_error"].items() if abs(e["error"]) > FIDELITY_TOLERANCE]
+        if rows and not any(r["own_kernel"] for r in rows):
+            warnings += _every_policy_misses(problem, rows, seen)
         results += rows
     if warnings and w.complete_from_ts is not None:
         warnings.append(f"the capture is missing some CPUs' events before +{(w.complete_from_ts - w.start_ts) / 1e9:.3f} s "
                         "(their buffers were overwritten): part of these errors may come from writes, requests and "
                         "completions the replay could not see")
     return {"workload": w.summary(), "observed": observed, "not_applicable": skipped, "results": results, "warnings": warnings}
+
+
+def _every_policy_misses(problem: str, rows: list[dict], seen: dict) -> list[str]:
+    """With the kernel's policy unknown, no row is the own-kernel one: a metric every
+    policy puts more than the tolerance from the capture is the replay's error whichever
+    policy the kernel runs."""
+    out = []
+    for m, each in missed_by_every_policy(rows, seen).items():
+        values = " and ".join(f"{e['predicted']:.4g} ({r['policy']})" for e, r in zip(each, rows))
+        out.append(f"{problem}: the kernel's policy is unknown, and every policy misses {m}: {values} against "
+                   f"{each[0]['observed']:.4g} in the capture: read this problem's before/after figures with that error in mind")
+    return out
+
+
+def missed_by_every_policy(rows: list[dict], seen: dict) -> dict[str, list[dict]]:
+    """metric → each row's error, for the metrics every row puts beyond the tolerance."""
+    errors = [own_kernel_error(r["metrics"], seen) for r in rows]
+    if not errors:
+        return {}
+    return {m: [e[m] for e in errors] for m in errors[0]
+            if all(m in e and abs(e[m]["error"]) > FIDELITY_TOLERANCE for e in errors)}
 
 
 def own_kernel_error(predicted: dict, observed: dict) -> dict:
@@ -163,7 +186,10 @@ def nothing_to_replay(con) -> str:
     """Why `replay_store` found no page dirtying in this store."""
     from advisor.views import attach  # noqa: PLC0415
 
-    unmet = attach(con).unmet(["dirtying.index"])
+    views = attach(con)
+    unmet = views.unmet(["dirtying.index"])
+    if unmet and views.in_ticks("dirtying"):
+        return f"the page dirtying cannot be replayed on a clock in ticks: {unmet[0].why}"
     if unmet:
         return f"no page-dirtying events to replay: {unmet[0].why}"
     return "no page-dirtying events (writeback:writeback_dirty_folio/_page) to replay"

@@ -50,10 +50,19 @@ def quote_replays(con, label: str, doc: dict, rules: list[Rule], replayed: dict 
         if values["before"] is not None and values["after"] is not None:
             f["message"] += " " + _sentence(by_id[f["rule"]], values)
             off = {m: e for m, e in errors.items() if abs(e["error"]) > engine.FIDELITY_TOLERANCE}
+            missed = engine.missed_by_every_policy(rows, result["observed"].get(f["rule"], {})) if own_row is None else {}
+            if missed:
+                f["message"] += (" Caution: whichever policy this kernel runs, the model misses what the capture shows ("
+                                 + "; ".join(_missed(m, each) for m, each in missed.items()) + "), so these figures are rough estimates.")
             if off:
                 f["message"] += (" Caution: replayed under this kernel's own policy, the model misses what the capture shows ("
                                  + "; ".join(f"{m} {e['predicted']:.4g} vs {e['observed']:.4g}, {e['error']:+.0%}" for m, e in off.items())
                                  + "), so these figures are rough estimates.")
+
+
+def _missed(metric: str, each: list[dict]) -> str:
+    predicted = " or ".join(f"{e['predicted']:.4g}" for e in each)
+    return f"{metric} {predicted} vs {each[0]['observed']:.4g}"
 
 
 def _covers(replayed: dict, problems: list[str]) -> bool:

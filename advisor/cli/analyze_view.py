@@ -33,7 +33,7 @@ def _header(doc: dict):
     t.add_column(style="bold")
     t.add_column()
     t.add_row("kernel", f"{k['release'] or 'unknown'}  (from {k['from']}" + (", vendor kernel: backports possible)" if k["may_carry_backports"] else ")"))
-    t.add_row("capture", f"{c['format'] or 'blktrace'}, clock {c['clock'] or 'n/a'}, {c['events']:,} events, {c['blk_events']:,} block records")
+    t.add_row("capture", f"{c['format'] or 'blktrace'}, clock {c['clock'] or 'n/a'}, {c['events']:,} events, {c['blk_events']:,} blktrace records")
     span = capture_span(c)
     t.add_row("time span", Text(span, style="bold red") if c.get("span_ticks") is not None else span)
     lost = Text(f"{c['lost_events']:,} lost events", style="bold red" if c["lost_events"] else "green")
@@ -98,8 +98,11 @@ def _unmeasured(f: dict) -> Text:
     for u in f["unmeasured"]:
         text.append(f"• {u['metric']}", style="bold")
         text.append(f" ({u['text']}): {u['why']}\n")
-    text.append("record them with: ", style="bold")
-    text.append(f["capture_command"] or "")
+    if f["capture_command"]:
+        text.append("record them with: ", style="bold")
+        text.append(f["capture_command"])
+    else:
+        text.rstrip()
     return text
 
 

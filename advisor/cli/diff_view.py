@@ -51,7 +51,7 @@ def _distributions(dists: list[dict]) -> Table:
     unmeasured = []
     for d in dists:
         if d["before"] is None or d["after"] is None:
-            unmeasured.append(f"{d['name']} ({next(iter(d['unmeasured'].values()))})")
+            unmeasured.append(f"{d['name']} ({'; '.join(f'{side}: {why}' for side, why in d['unmeasured'].items())})")
             continue
         t.add_row(Text(d["name"], style="bold"), "count", f"{d['before']['count']:,}", f"{d['after']['count']:,}", "", "", "")
         for c in d["changes"]:

@@ -22,6 +22,7 @@ def bytes_progress(label: str):
         TimeRemainingColumn(),
         console=err,
         transient=True,
+        disable=not err.is_terminal,  # on a pipe, a transient bar leaves an empty line behind
     )
     task = None
     started = time.monotonic()

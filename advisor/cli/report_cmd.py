@@ -62,7 +62,9 @@ def report(
         text = build_compare((store, label), (resolve_stores([compare]), str(compare)), rules)
         _write(output, text, json_out)
         return
-    progress = Progress(TextColumn("report: {task.description}"), BarColumn(), TimeElapsedColumn(), console=err, transient=True)
+    # Not on a pipe or a file: there a transient bar leaves an empty line behind.
+    progress = Progress(TextColumn("report: {task.description}"), BarColumn(), TimeElapsedColumn(), console=err, transient=True,
+                        disable=not err.is_terminal)
     with progress, open_store(store) as con, interruptible(con):
         task = progress.add_task("", total=len(STEPS))
 

@@ -3,6 +3,8 @@ event set or lost events make a metric's change mean something other than the se
 
 from __future__ import annotations
 
+import re
+
 from advisor.analyze.document import capture_facts
 
 
@@ -51,7 +53,8 @@ def differing(before: dict, after: dict) -> list[dict]:
     rows = []
     for key, why in LIMITING.items():
         b, a = before[key], after[key]
-        differs = b != a or (key == "lost_events" and (b or a))
+        same = _uncounted(b) == _uncounted(a) if key == "filesystems" else b == a
+        differs = not same or (key == "lost_events" and (b or a))
         row = {"fact": key, "before": b, "after": a, "differs": bool(differs), "limits": why if differs else None}
         if key == "event_set" and differs:
             row["before"], row["after"] = sorted(set(b) - set(a)), sorted(set(a) - set(b))
@@ -59,6 +62,15 @@ def differing(before: dict, after: dict) -> list[dict]:
         rows.append(row)
     rows += [{"fact": key, "before": before[key], "after": after[key], "differs": False, "limits": None} for key in CONTEXT]
     return sorted(rows, key=lambda r: not r["differs"])
+
+
+def _uncounted(filesystems):
+    """A filesystem's evidence without its event count ("btrfs (695 btrfs events; bdi
+    btrfs-1)" → "btrfs (btrfs events; bdi btrfs-1)"): the same filesystem on both sides
+    shows different counts of its events."""
+    if not isinstance(filesystems, list):
+        return filesystems
+    return [re.sub(r"\b[\d,]+ (\S+ events)", r"\1", f) for f in filesystems]
 
 
 def merge(runs: list[dict]) -> dict:

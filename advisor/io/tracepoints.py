@@ -55,8 +55,11 @@ def tracepoint_summary(con, device: str | None, buckets_ms: tuple) -> dict:
     if ticks:
         raise UsageError(f"no latency can be measured: {ticks}")
     if not built.available or built.source == "blktrace":
+        # A capture with block_rq_complete alone has block events, but no request's issue.
+        some = [e for e in ("block:block_rq_complete", "block:block_rq_insert", "block:block_bio_queue") if views.present.recorded(e)]
+        why = f"no block request can be timed ({built.lacks})" if some and built.lacks else "this store has no block layer events"
         raise UsageError(
-            "this store has no block layer events: ingest the incident's blktrace files with it, or record"
+            f"{why}: ingest the incident's blktrace files with it, or record"
             " block:block_rq_issue and block:block_rq_complete (advisor capture --for all)")
     devices = [r[0] for r in con.execute("SELECT DISTINCT dev FROM block_requests WHERE bytes > 0 ORDER BY dev").fetchall()]
     if device is not None:

@@ -202,7 +202,7 @@ def _hidden_point(rel: KernelRelease, matters: str, fixed_in: str) -> KernelStat
 def kernel_status(release: KernelRelease | None, rng: AffectedRange) -> KernelStatus:
     """Whether `release` has the fix described by `rng`."""
     if release is None:
-        return KernelStatus("unknown", "the capture records no kernel release; pass --kernel (e.g. --kernel 6.8.12) to check this fix")
+        return KernelStatus("unknown", "The capture records no kernel release; pass --kernel (e.g. --kernel 6.8.12) to check this fix")
     rel = release
     fixed = upstream(rng.fixed_in)
 

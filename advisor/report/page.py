@@ -96,7 +96,7 @@ def capture_section(label: str, doc: dict, version: str) -> str:
         ("source", ", ".join(c["sources"]) or label),
         ("kernel", f"{k['release'] or 'unknown'} (from {k['from']})"),
         ("capture", f"{c['format'] or 'blktrace'}, clock {c['clock'] or 'n/a'}"),
-        ("events", f"{c['events']:,} events, {c['blk_events']:,} block records"),
+        ("events", f"{c['events']:,} events, {c['blk_events']:,} blktrace records"),
         ("time span", capture_span(c)),
         ("lost events", f"{c['lost_events']:,}" + (" — metrics undercount what happened" if c["lost_events"] else "")),
     ]
@@ -134,8 +134,9 @@ def _finding(f: dict) -> str:
                                                         for n, v in f["metrics"].items()], "metrics"))
     if unmeasured:
         items = "".join(f"<li><b>{h(u['metric'])}</b> ({h(u['text'])}): {h(u['why'])}</li>" for u in unmeasured.values())
-        out.append(f'<p class="unmeasured"><b>not measurable from this capture:</b></p><ul class="unmeasured">{items}</ul>'
-                   f'<p class="recommendation"><b>record them with:</b> <code>{h(f["capture_command"])}</code></p>')
+        out.append(f'<p class="unmeasured"><b>not measurable from this capture:</b></p><ul class="unmeasured">{items}</ul>')
+        if f["capture_command"]:
+            out.append(f'<p class="recommendation"><b>record them with:</b> <code>{h(f["capture_command"])}</code></p>')
     checks = [("signature", c) for c in f["signature"]] + [("pattern", c) for c in f["pattern"]]
     if checks:
         out.append(table(("check", "condition", "value", "holds"),

@@ -234,7 +234,9 @@ def _message(rule: Rule, f: Finding, release) -> str:
     text = _body(rule, f, values)
     if f.unmeasured:
         names = ", ".join(u["metric"] for u in f.unmeasured)
-        text += f" Not measurable from this capture: {names} (record {', '.join(f.missing_events)} to measure them)."
+        how = (f"record {', '.join(f.missing_events)} to measure them" if f.missing_events
+               else "recording more events would not add them: each metric's reason says what would")
+        text += f" Not measurable from this capture: {names} ({how})."
     return text
 
 

@@ -11,8 +11,8 @@ waited for ran on CPU 1 and are gone.
 
 trace-cmd flags such a buffer's first page as following dropped events (`lost_events`
 markers). The tracefs text gives only the total (its header's entries-written minus
-entries-in-buffer). Then any CPU that begins later than the others may have lost its
-beginning, or may only have been idle.
+entries-in-buffer). Then a CPU that begins later than the others may have lost its
+beginning if its buffer is as full as theirs; with far fewer events it was only idle.
 
 Markers in the middle of a CPU's stream (a reader that fell behind) are not counted
 here: their gap is between two recorded events of that CPU, and syscall spans across
@@ -70,7 +70,7 @@ def describe(d: dict, ts_unit: str = "ns") -> str:
         for c in late)
     whole = at(d["complete_from_ts"])
     span = (f"the last {(last_ts - d['complete_from_ts']) / 1e9:.3f} s of {(last_ts - first_ts) / 1e9:.3f} s"
-            if ts_unit == "ns" else f"from {whole} on")
+            if ts_unit == "ns" else f"the last {last_ts - d['complete_from_ts']:,} of {last_ts - first_ts:,} ticks")
     if d["certain"]:
         return (f"the kernel overwrote the oldest events of some CPUs' buffers, which now begin late: {cpus}. "
                 f"Before {whole} those CPUs' events are missing; every CPU is recorded for {span}")
@@ -88,18 +88,23 @@ def cpu_coverage(con) -> CpuCoverage | None:
         return None
     if not _has_events(con):
         return None
-    per_cpu = con.execute("SELECT cpu, min(ts), max(ts) FROM events GROUP BY cpu").fetchall()
-    starts = {cpu: lo for cpu, lo, _ in per_cpu if cpu is not None and lo is not None}
+    per_cpu = con.execute("SELECT cpu, min(ts), max(ts), count(*) FROM events GROUP BY cpu").fetchall()
+    starts = {cpu: lo for cpu, lo, _, _ in per_cpu if cpu is not None and lo is not None}
     if not starts:
         return None
-    first = int(min(lo for _, lo, _ in per_cpu if lo is not None))
-    last = int(max(hi for _, _, hi in per_cpu if hi is not None))
+    first = int(min(lo for _, lo, _, _ in per_cpu if lo is not None))
+    last = int(max(hi for _, _, hi, _ in per_cpu if hi is not None))
     if markers:
         # A marker at or before a CPU's first event: its buffer's start was overwritten.
         late = [LateCpu(cpu, int(starts[cpu]), int(n) if n is not None else None)
                 for cpu, (ts, n) in markers.items() if cpu in starts and ts <= starts[cpu] and starts[cpu] > first]
     else:
-        late = [LateCpu(int(cpu), int(ts), None) for cpu, ts in starts.items() if ts > first]
+        # Only a full buffer was overwritten. Buffers are the same size per CPU, so a full
+        # one holds about as many events as the fullest (within the spread of event
+        # sizes, here taken as 2x); a CPU with fewer began late because it was idle.
+        counts = {cpu: n for cpu, _, _, n in per_cpu if cpu is not None}
+        fullest = max(counts.values())
+        late = [LateCpu(int(cpu), int(ts), None) for cpu, ts in starts.items() if ts > first and 2 * counts[cpu] >= fullest]
     if not late:
         return None
     return CpuCoverage(first_ts=first, last_ts=last, late=tuple(sorted(late, key=lambda c: c.first_ts)), certain=bool(markers))

@@ -31,6 +31,20 @@ DIRTYING = View(
             lacks="the folio's size (one event per folio: a 16 KiB folio counts once)"),),
 )
 
+def _page_index(t) -> str:
+    """The page's index: the format's field `index`, printed as "page_index=" (a text
+    capture keeps the printed name: `root=256(-) ino=257 page_index=0 nr_to_write=...`)."""
+    return t.first("index", "UBIGINT", "index", "page_index")
+
+
+def _extent_writepage(tables, present: Present) -> str:
+    t = tables[0]
+    # The text prints the root through show_root_type: "256(-)", "5(FS_TREE)".
+    root = ("root_objectid" if t.has("root_objectid")
+            else "TRY_CAST(regexp_extract(CAST(root AS VARCHAR), '^([0-9]+)', 1) AS UBIGINT)")
+    return f"SELECT ts, pid, comm, ino, {_page_index(t)}, {root} AS root, CAST(nr_to_write AS BIGINT) AS nr_to_write FROM {t}"
+
+
 PAGES_WRITTEN = View(
     "pages_written",
     "pages written back, one row per page (btrfs extent_writepage)",
@@ -39,11 +53,11 @@ PAGES_WRITTEN = View(
      Column("nr_to_write", "BIGINT", "the page budget left in the writeback_control when the page was written: a "
             "bounded pass counts down from its chunk (1024, 11264); a whole-file flush (fsync, sync, filemap_flush) "
             "from LONG_MAX (9223372036854775807)")),
-    (Source("extent_writepage", (("btrfs:extent_writepage", "btrfs:__extent_writepage"),),
-            _select('ts, pid, comm, ino, "index", root_objectid AS root, CAST(nr_to_write AS BIGINT) AS nr_to_write'),
-            fields=(("ino", "index", "root_objectid", "nr_to_write"),)),
+    (Source("extent_writepage", (("btrfs:extent_writepage", "btrfs:__extent_writepage"),), _extent_writepage,
+            fields=(("ino", "index|page_index", "root_objectid|root", "nr_to_write"),)),
      Source("extent_writepage", (("btrfs:extent_writepage", "btrfs:__extent_writepage"),),
-            _select('ts, pid, comm, ino, "index"'), fields=(("ino", "index"),), provides=("ts", "pid", "comm", "ino", "index"),
+            lambda t, p: f"SELECT ts, pid, comm, ino, {_page_index(t[0])} FROM {t[0]}", fields=(("ino", "index|page_index"),),
+            provides=("ts", "pid", "comm", "ino", "index"),
             lacks="the subvolume of each page and the writeback budget it was written under")),
 )
 

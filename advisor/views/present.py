@@ -95,7 +95,9 @@ class Present:
         printed as key=value: block_rq_issue prints "8,0 WS 4096 () 1234 + 8", so its
         table has no rwbs or sector."""
         found = self.find(name)
-        return found is not None and set(fields) <= self.columns.get(found[0], set())
+        have = self.columns.get(found[0], set()) if found is not None else set()
+        # "a|b": either name (a format field, or the name a text capture prints it under).
+        return found is not None and all(any(f in have for f in spec.split("|")) for spec in fields)
 
     def systems_with_rows(self) -> dict[str, int]:
         """Events that fired, per system (or per event-name prefix for text captures)."""

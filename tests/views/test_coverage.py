@@ -88,3 +88,33 @@ def test_replay_says_the_workload_is_partial_at_first(store_of):
     with open_store(store_of("fsync-memcg-btrfs-run1-v7-zstd.dat")) as con:
         w = from_store(con, "run1", views=attach(con))
     assert w.complete_from_ts is None and not any(a.startswith("a partial workload") for a in w.assumptions)
+
+
+def _tracefs_text(path, per_cpu: dict[int, list[float]], written: int) -> None:
+    """A tracefs `trace` file: its header's overwritten total, writeback_dirty_folio lines."""
+    lines = [(t, cpu) for cpu, times in per_cpu.items() for t in times]
+    head = ["# tracer: nop", "#", f"# entries-in-buffer/entries-written: {len(lines)}/{written}   #P:{len(per_cpu)}", "#",
+            "#           TASK-PID     CPU#  |||||  TIMESTAMP  FUNCTION", "#              | |         |   |||||     |         |"]
+    body = [f"             dd-{100 + cpu}     [{cpu:03d}] .....  {t:.6f}: writeback_dirty_folio: bdi 7:0: ino=12 index={i}"
+            for i, (t, cpu) in enumerate(sorted(lines))]
+    path.write_text("\n".join(head + body) + "\n")
+
+
+def test_a_text_cpu_with_few_events_was_idle_not_overwritten(tmp_path):
+    """Overwritten buffers are full: CPU 1, beginning late with as many events as CPU 0,
+    lost its start; CPU 2, beginning late with 3 events, was idle."""
+    from advisor.store import ingest_trace
+
+    trace = tmp_path / "trace.txt"
+    _tracefs_text(trace, {0: [100 + i * 0.01 for i in range(200)], 1: [101 + i * 0.005 for i in range(190)],
+                          2: [101.5, 101.6, 101.7]}, written=5000)
+    store = tmp_path / "s.duckdb"
+    ingest_trace(trace, store)
+    with open_store(store) as con:
+        c = cpu_coverage(con)
+    assert c is not None and not c.certain
+    assert [x.cpu for x in c.late] == [1] and c.complete_from_ts == 101_000_000_000
+    _tracefs_text(trace, {0: [100 + i * 0.01 for i in range(200)], 2: [101.5, 101.6, 101.7]}, written=5000)
+    ingest_trace(trace, tmp_path / "idle.duckdb")
+    with open_store(tmp_path / "idle.duckdb") as con:
+        assert cpu_coverage(con) is None

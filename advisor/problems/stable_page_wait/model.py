@@ -70,7 +70,7 @@ def _submissions(w: Workload) -> Submissions:
     traced as each inode's pages have been submitted; a pass that wrote no pages
     (writeback_single_inode wrote=0: only the inode itself was dirty, or its pages were
     all under writeback already) puts nothing under writeback."""
-    ts, ino, pid, deadline = [], [], [], []
+    ts, ino, pid, deadline, since = [], [], [], [], []
     for kind in ("sync_file_range", "fsync"):
         o = w.op(kind)
         known = o.ino >= 0
@@ -79,15 +79,22 @@ def _submissions(w: Workload) -> Submissions:
         ino.append(o.ino[known])
         pid.append(o.pid[known])
         deadline.append(o.end[known] if kind == "fsync" else np.full(int(known.sum()), -1, np.int64))
+        # sync_file_range is placed at its return, its pages marked inside the call.
+        since.append(np.where(o.end[known] >= 0, o.start[known], -1) if kind == "sync_file_range" else np.full(int(known.sum()), -1, np.int64))
     wrote = w.inode_written_pages if len(w.inode_written_pages) == len(w.inode_written_ts) else np.full(len(w.inode_written_ts), -1)
     some = wrote != 0
     ts.append(w.inode_written_ts[some])
     ino.append(w.inode_written_ino[some])
     pid.append(np.full(int(some.sum()), -1, np.int64))
     deadline.append(np.full(int(some.sum()), -1, np.int64))
+    # A flusher pass is traced once its pages were sent; it began after the flusher's
+    # previous pass was traced (flusher threads take inodes one at a time).
+    since.append(np.concatenate(([-1], w.inode_written_ts[:-1]))[some] if len(w.inode_written_ts) else np.zeros(0, np.int64))
     order = np.argsort(np.concatenate(ts), kind="stable")
-    sub_ts, sub_ino, sub_pid, sub_deadline = (np.concatenate(a)[order] for a in (ts, ino, pid, deadline))
+    sub_ts, sub_ino, sub_pid, sub_deadline, sub_since = (np.concatenate(a)[order] for a in (ts, ino, pid, deadline, since))
     done = _recorded_done(sub_ts, sub_ino, w.inode_completed_ts, w.inode_completed_ino)
+    early = _done_before_traced(sub_ts, sub_ino, sub_since, w.inode_completed_ts, w.inode_completed_ino)
+    done = np.where(early >= 0, early, done)
     return Submissions(sub_ts, sub_ino, sub_pid, sub_deadline, done, _pages_leave_from(sub_ts, done, w.write_done_ts))
 
 
@@ -105,6 +112,35 @@ def _pages_leave_from(sub_ts: np.ndarray, done: np.ndarray, request_done_ts: np.
     last = request_done_ts[np.maximum(k, 0)]
     inside = (done >= 0) & (k >= 0) & (last >= sub_ts)
     out[inside] = last[inside]
+    return out
+
+
+def _done_before_traced(sub_ts: np.ndarray, sub_ino: np.ndarray, since: np.ndarray, done_ts: np.ndarray,
+                        done_ino: np.ndarray) -> np.ndarray:
+    """When a batch's IO was done before the submission was traced (-1: not so): the
+    inode's last sb_clear_inode_writeback in (since, ts]. A device that completes a bio
+    as it is submitted (zram, brd, pmem) or a fast one ends the writeback of the pages a
+    sync_file_range call marked before the call returns, and of a flusher pass before
+    its writeback_single_inode event. The clear cannot be an older batch's alone: once
+    the call or pass has marked a page, the inode leaves writeback only with it."""
+    out = np.full(len(sub_ts), -1, np.int64)
+    if not len(sub_ts) or not len(done_ts):
+        return out
+    n = len(sub_ts)
+    ino = np.concatenate((sub_ino, done_ino))
+    ts = np.concatenate((sub_ts, done_ts))
+    is_done = np.concatenate((np.zeros(n, bool), np.ones(len(done_ts), bool)))
+    # A clear at the submission's own time comes before it (it has happened by then).
+    order = np.lexsort((~is_done, ts, ino))
+    pos = np.arange(len(order))
+    last_done = np.maximum.accumulate(np.where(is_done[order], pos, -1))
+    rows = np.flatnonzero(~is_done[order])
+    prev = last_done[rows]
+    ok = prev >= 0
+    prev_safe = np.maximum(prev, 0)
+    which = order[rows]
+    ok &= (ino[order][prev_safe] == ino[order][rows]) & (since[which] >= 0) & (ts[order][prev_safe] > since[which])
+    out[which[ok]] = ts[order][prev_safe][ok]
     return out
 
 
@@ -510,11 +546,18 @@ def _predicted_waits(w: Workload, write_of: np.ndarray) -> np.ndarray:
 def _say_where_io_ends(w: Workload, subs: Submissions, closed_loop: bool) -> None:
     """The replay's assumptions: where its writeback batches end, and whether writers move."""
     shown = int((subs.done >= 0).sum())
+    if not closed_loop:
+        loop = "writers keep their recorded times (the capture's writers waited inside writes, and its timeline holds those waits)"
+    elif w.page_waits is None or not len(w.op("write")):
+        # No waits recorded, or no write calls to put them in: nothing says they did not wait.
+        missing = "waits on page writeback (writeback:folio_wait_writeback)" if w.page_waits is None else "write calls"
+        loop = (f"a wait the policy adds delays the writer's later writes (the capture has no {missing}, so it cannot show "
+                "whether its writers waited inside writes)")
+    else:
+        loop = "a wait the policy adds delays the writer's later writes (the capture's writers never waited inside a write)"
     text = (f"stable pages: {shown:,} of {len(subs.ts):,} writeback batches end where the capture shows their inode leave "
-            "writeback (sb_clear_inode_writeback), the others after the device model's service time; "
-            + ("a wait the policy adds delays the writer's later writes (the capture's writers never waited inside a write)"
-               if closed_loop else "writers keep their recorded times (the capture's writers waited inside writes, and "
-               "its timeline holds those waits)"))
+            "writeback (sb_clear_inode_writeback; a batch whose inode was written again before that ends with the first "
+            f"later batch whose end is shown, if sooner), the others after the device model's service time; {loop}")
     if text not in w.assumptions:
         w.assumptions.append(text)
 
