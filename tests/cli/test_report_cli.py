@@ -33,3 +33,9 @@ def test_analyze_plots_draws_in_the_terminal():
     for title in ("dirty and writeback pages", "write throughput per device", "block IO latency", "writer stalls: 34"):
         assert title in r.out
     assert "\x1b[" not in r.out.split("dirty and writeback pages", 1)[1]  # no colour codes when not a terminal
+
+
+def test_a_report_written_from_a_pipe_says_nothing_on_stderr(tmp_path):
+    """The progress bar is for a terminal: on a pipe it would leave an empty line."""
+    r = advisor("report", SAMPLE, "-o", str(tmp_path / "r.html"), "--no-replay")
+    assert r.code == 0 and r.err == "", repr(r.err)

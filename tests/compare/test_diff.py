@@ -116,3 +116,15 @@ def test_missing_capture_is_one_line():
     r = advisor("diff", str(SAMPLES / "no-such.dat"), str(SAMPLES / "sync-xfs-v6.dat"))
     one_line_error(r)
     assert "no-such.dat" in r.err
+
+
+def test_the_same_filesystem_with_other_event_counts_is_not_a_difference():
+    from advisor.compare.facts import differing
+
+    base = {k: None for k in ("kernel", "clock", "format", "cpus", "devices", "event_set", "lost_events", "damaged", "span_seconds", "events")}
+    base.update(event_set=[], devices=[], lost_events=0)
+    a = {**base, "filesystems": ["btrfs (695 btrfs events; bdi btrfs-1)", "unknown (bdi 254:0)"]}
+    b = {**base, "filesystems": ["btrfs (697 btrfs events; bdi btrfs-1)", "unknown (bdi 254:0)"]}
+    c = {**base, "filesystems": ["xfs (1,204 xfs events)", "unknown (bdi 254:0)"]}
+    row = lambda x, y: next(r for r in differing(x, y) if r["fact"] == "filesystems")  # noqa: E731
+    assert not row(a, b)["differs"] and row(a, c)["differs"]

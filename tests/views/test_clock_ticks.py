@@ -27,9 +27,9 @@ from tests.helpers import advisor as run_cli, one_line_error
 SAMPLE = "hostile-names-ext4-v7-zstd.dat"
 
 
-def _ticks_store(tmp_path):
+def _ticks_store(tmp_path, sample: str = SAMPLE):
     out = tmp_path / "tsc.duckdb"
-    r = run_cli("ingest", str(SAMPLES / SAMPLE), "-o", str(out), "--single-file")
+    r = run_cli("ingest", str(SAMPLES / sample), "-o", str(out), "--single-file")
     assert r.code == 0, r.err
     with duckdb.connect(str(out)) as con:
         con.execute("UPDATE trace_info SET value = 'clock ticks' WHERE key = 'ts_unit'")
@@ -106,3 +106,19 @@ def test_an_uptime_clock_capture_is_in_ticks():
         views = attach(con)
         assert con.execute("SELECT count(*) FROM fsync_ops").fetchone()[0] == 40
         assert views.present.ticks_clock == "uptime" and not views.met("fsync_ops.dur_ns")
+
+
+def test_a_tick_clock_asks_for_no_events_it_has(tmp_path):
+    """What a clock in ticks costs is not fixed by recording events: no empty recipe. The
+    btrfs fsync capture has every event its rule reads."""
+    store = str(_ticks_store(tmp_path, "fsync-reclaim-btrfs-v7-zstd.dat"))
+    doc = json.loads(run_cli("analyze", store, "--json").out)
+    lacking = [f for f in doc["findings"] if f["unmeasured"] and not f["missing_events"]]
+    assert lacking
+    for f in lacking:
+        assert f["capture_command"] is None and "record  " not in f["message"]
+        assert "recording more events would not add them" in f["message"]
+    r = run_cli("analyze", store)
+    assert "(record  to" not in r.out and "record them with: \n" not in r.out + "\n"
+    r = run_cli("replay", store)
+    assert r.code == 2 and "cannot be replayed on a clock in ticks" in r.err and "no page-dirtying events" not in r.err
