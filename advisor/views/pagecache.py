@@ -31,6 +31,7 @@ DIRTYING = View(
             lacks="the folio's size (one event per folio: a 16 KiB folio counts once)"),),
 )
 
+
 def _page_index(t) -> str:
     """The page's index: the format's field `index`, printed as "page_index=" (a text
     capture keeps the printed name: `root=256(-) ino=257 page_index=0 nr_to_write=...`)."""
