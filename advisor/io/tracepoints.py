@@ -56,7 +56,7 @@ def tracepoint_summary(con, device: str | None, buckets_ms: tuple) -> dict:
         raise UsageError(f"no latency can be measured: {ticks}")
     if not built.available or built.source == "blktrace":
         # A capture with block_rq_complete alone has block events, but no request's issue.
-        some = [e for e in ("block:block_rq_complete", "block:block_rq_insert", "block:block_bio_queue") if views.present.recorded(e)]
+        some = any(views.present.recorded(e) for e in ("block:block_rq_complete", "block:block_rq_insert", "block:block_bio_queue"))
         why = f"no block request can be timed ({built.lacks})" if some and built.lacks else "this store has no block layer events"
         raise UsageError(
             f"{why}: ingest the incident's blktrace files with it, or record"

@@ -290,13 +290,15 @@ def _folio_bytes(con, views: Views, w: Workload) -> None:
         return
     data = con.execute("SELECT coalesce(sum(bytes), 0) FROM block_requests WHERE write AND NOT meta").fetchone()[0]
     per = float(data) / max(1, _written_in_capture(w))
+    if per <= 1.5 * w.page_size:
+        return
     adjacent, pairs = _adjacent_dirtied_pages(w)
-    if per > 1.5 * w.page_size and 2 * adjacent > pairs:
+    if 2 * adjacent > pairs:
         # Neighbouring folios one page apart are one page each, whatever the requests
         # carried (data dirtied before the capture began, written back inside it).
         w.assumptions.append(f"one dirtying event = one page: {adjacent:,} of the {pairs:,} neighbouring dirtied indexes of an "
                              f"inode are one page apart, although the data writes average {per / 1024:.1f} KiB per dirtying event")
-    elif per > 1.5 * w.page_size:
+    else:
         w.folio_bytes = int(min(2 ** round(np.log2(per)), 2 * 1024 * 1024))
         w.assumptions.append(f"one dirtying event = a {w.folio_bytes // 1024} KiB folio: the capture's data writes average "
                              f"{per / 1024:.1f} KiB per dirtying event (the event does not carry the folio size)")

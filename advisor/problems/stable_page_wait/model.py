@@ -115,6 +115,16 @@ def _pages_leave_from(sub_ts: np.ndarray, done: np.ndarray, request_done_ts: np.
     return out
 
 
+def _per_inode_in_time(sub_ts, sub_ino, done_ts, done_ino, clears_first: bool):
+    """Submissions and completions (sb_clear_inode_writeback) as one list: inode, time,
+    is-completion, and the order that walks each inode's rows in time; at equal times the
+    completions first or last."""
+    ino = np.concatenate((sub_ino, done_ino))
+    ts = np.concatenate((sub_ts, done_ts))
+    is_done = np.concatenate((np.zeros(len(sub_ts), bool), np.ones(len(done_ts), bool)))
+    return ino, ts, is_done, np.lexsort((~is_done if clears_first else is_done, ts, ino))
+
+
 def _done_before_traced(sub_ts: np.ndarray, sub_ino: np.ndarray, since: np.ndarray, done_ts: np.ndarray,
                         done_ino: np.ndarray) -> np.ndarray:
     """When a batch's IO was done before the submission was traced (-1: not so): the
@@ -126,12 +136,8 @@ def _done_before_traced(sub_ts: np.ndarray, sub_ino: np.ndarray, since: np.ndarr
     out = np.full(len(sub_ts), -1, np.int64)
     if not len(sub_ts) or not len(done_ts):
         return out
-    n = len(sub_ts)
-    ino = np.concatenate((sub_ino, done_ino))
-    ts = np.concatenate((sub_ts, done_ts))
-    is_done = np.concatenate((np.zeros(n, bool), np.ones(len(done_ts), bool)))
     # A clear at the submission's own time comes before it (it has happened by then).
-    order = np.lexsort((~is_done, ts, ino))
+    ino, ts, is_done, order = _per_inode_in_time(sub_ts, sub_ino, done_ts, done_ino, clears_first=True)
     pos = np.arange(len(order))
     last_done = np.maximum.accumulate(np.where(is_done[order], pos, -1))
     rows = np.flatnonzero(~is_done[order])
@@ -160,12 +166,8 @@ def _recorded_done(sub_ts: np.ndarray, sub_ino: np.ndarray, done_ts: np.ndarray,
     out = np.full(n, -1, np.int64)
     if not n or not len(done_ts):
         return out
-    # Submissions and completions together, per inode in time order; a completion at the
-    # same time as a submission comes after it.
-    ino = np.concatenate((sub_ino, done_ino))
-    ts = np.concatenate((sub_ts, done_ts))
-    is_done = np.concatenate((np.zeros(n, bool), np.ones(len(done_ts), bool)))
-    order = np.lexsort((is_done, ts, ino))
+    # A completion at the same time as a submission comes after it.
+    ino, ts, is_done, order = _per_inode_in_time(sub_ts, sub_ino, done_ts, done_ino, clears_first=False)
     pos = np.arange(len(order))
     big = len(order)
     # For each row: the next completion row and the next submission row after it (any inode).
