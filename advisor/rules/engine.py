@@ -109,7 +109,7 @@ def run_rule(con, rule: Rule, release: KernelRelease | None, views: Views | None
     if applicable:
         measured: set[str] = set()
         for q in rule.queries:
-            unmet = views.unmet(q.needs)
+            unmet = views.unmet(q.needs, q.clock)
             if unmet:
                 for name in _columns(con, rule, q.sql):
                     if name not in measured and name not in unmeasured:

@@ -18,6 +18,7 @@ from advisor.errors import UsageError
 from advisor.kernel import AffectedRange, StableFix, VendorFix, upstream
 from advisor.rules.model import (
     OPERATORS,
+    QUERY_CLOCKS,
     VERDICTS,
     Commit,
     Condition,
@@ -130,7 +131,7 @@ class _Reader:
             kernel=self.kernel(),
             filesystems=tuple(d.get("filesystems", [])),
             metrics=metrics,
-            queries=tuple(Query(self.get(q, "sql", str, "queries"), self.needs(q, "queries")) for q in self.get(d, "queries", list, "top")),
+            queries=tuple(self.query(q) for q in self.get(d, "queries", list, "top")),
             thresholds=thresholds,
             pattern=self.conditions(verdict, "pattern", thresholds, metrics),
             signature=self.conditions(verdict, "signature", thresholds, metrics),
@@ -192,6 +193,12 @@ class _Reader:
             )
         except (KeyError, ValueError) as e:
             self.fail("kernel", f"bad or missing value: {e}")
+
+    def query(self, q: dict) -> Query:
+        clock = self.get(q, "clock", str, "queries", default="ns")
+        if clock not in QUERY_CLOCKS:
+            self.fail("queries", f"clock {clock!r} must be one of {', '.join(QUERY_CLOCKS)}")
+        return Query(self.get(q, "sql", str, "queries"), self.needs(q, "queries"), clock)
 
     def needs(self, table: dict, where: str) -> tuple[str, ...]:
         """The views a query reads: "fsync_ops" or "fsync_ops.dur_ns" (advisor/views)."""

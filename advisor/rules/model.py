@@ -15,6 +15,7 @@ VERDICTS = ("affected", "at-risk", "signature-without-known-bug", "insufficient-
 SEVERITY = {"affected": 4, "at-risk": 3, "signature-without-known-bug": 2, "insufficient-data": 1, "not-affected": 0,
             "not-applicable": 0}
 OPERATORS = (">", ">=", "<", "<=", "==", "!=")
+QUERY_CLOCKS = ("ns", "steady", "any")
 
 
 @dataclass(frozen=True)
@@ -30,10 +31,17 @@ class Query:
     """SQL over the domain views returning one row whose columns are metrics. `needs`:
     the views (or view.column) it reads; when the capture cannot fill one, its metrics
     are unmeasured (not zero), and the finding says what would measure them. Queries
-    come in order of preference: a metric an earlier query measured is kept."""
+    come in order of preference: a metric an earlier query measured is kept.
+
+    `clock`: what its metrics need of the timestamps. "ns" (the default): nanoseconds.
+    "any": only the order of events (counts, bytes, events inside another's window),
+    which a capture timed in clock ticks keeps. "steady": durations compared with each
+    other too (the longest call, a ratio of two medians), which holds for a clock that
+    counts at a steady rate (x86-tsc cycles) but not for a bare counter."""
 
     sql: str
     needs: tuple[str, ...]
+    clock: str = "ns"
 
 
 @dataclass(frozen=True)

@@ -76,6 +76,13 @@ def record_command(events: list[str], duration: float = 30, output: str = "write
     return shlex.join(argv + ["sleep", f"{duration:g}"])
 
 
+#: Tick clocks that count at a steady rate: `trace-cmd record -C x86-tsc` stores TSC
+#: cycles (a constant rate on CPUs with constant_tsc), so 3,000,000 ticks are twice as
+#: long as 1,500,000 whatever the frequency. Not `counter` (one per event) nor `uptime`
+#: (jiffies: an fsync's enter and exit fall 0 or 1 tick apart).
+STEADY_CLOCKS = frozenset({"x86-tsc"})
+
+
 def ticks_why(view: str, clock: str) -> str:
     """Why a view is not measurable in a capture whose timestamps are clock ticks."""
     return (f"{view}: the capture's timestamps are {clock} clock ticks, not nanoseconds; record with "
@@ -97,21 +104,23 @@ class Views:
     #: Events the views were built without (attach's `hide`): not the capture's own views.
     hidden: frozenset[str] = frozenset()
 
-    def met(self, need: str) -> bool:
+    def met(self, need: str, clock: str = "ns") -> bool:
+        """`clock`: what the reader needs of the timestamps (a rule query's `clock`:
+        "ns", "steady" or "any"; see advisor.rules.model.Query)."""
         view, _, column = need.partition(".")
         b = self.built[view]
-        if self.in_ticks(view):
+        if self.in_ticks(view, clock):
             return False  # no duration, rate or time window can be measured
         return b.available and (not column or b.fills(column))
 
-    def unmet(self, needs) -> list[Unmet]:
+    def unmet(self, needs, clock: str = "ns") -> list[Unmet]:
         out = []
         for need in dict.fromkeys(needs):
-            if self.met(need):
+            if self.met(need, clock):
                 continue
             view, _, column = need.partition(".")
             b = self.built[view]
-            ticks = self.in_ticks(view)
+            ticks = self.in_ticks(view, clock)
             if ticks:
                 out.append(Unmet(need, ticks, []))
                 continue
@@ -130,13 +139,18 @@ class Views:
     def _lacks(self, name: str, b: Built) -> str:
         return "; ".join(filter(None, [self.in_ticks(name), b.lacks]))
 
-    def in_ticks(self, view: str) -> str | None:
-        """Why the view measures nothing here when its rows are trace events timed in
-        clock ticks (see Present.ticks_clock); None otherwise."""
+    def in_ticks(self, view: str, clock: str = "ns") -> str | None:
+        """Why the view measures nothing here for a reader needing `clock` of the
+        timestamps when its rows are trace events timed in clock ticks (see
+        Present.ticks_clock); None otherwise. Ticks keep the order of events ("any"),
+        and x86-tsc cycles the ratio of two durations ("steady")."""
         b = self.built[view]
-        if self.present.ticks_clock and b.available and b.timed_by_events:
-            return ticks_why(view, self.present.ticks_clock)
-        return None
+        ticks = self.present.ticks_clock
+        if not ticks or not b.available or not b.timed_by_events:
+            return None
+        if clock == "any" or (clock == "steady" and ticks in STEADY_CLOCKS):
+            return None
+        return ticks_why(view, ticks)
 
 
 def attach(con, hide: frozenset[str] = frozenset()) -> Views:
