@@ -60,6 +60,11 @@ class _Results(Console):
 out = _Results(highlight=False, width=_stdout_width())
 
 
+def file_console(f) -> Console:
+    """Results written to a file (--output): plain text, lines without trailing blanks."""
+    return _Results(file=f, highlight=False, width=160, force_terminal=False)
+
+
 def terminal() -> bool:
     """Rich (boxes, colour) on stdout only when a person is looking at it."""
     return out.is_terminal

@@ -9,7 +9,8 @@ import sys
 from pathlib import Path
 
 import duckdb
-from advisor.cli.console import _default, err, more_rows, out, table
+
+from advisor.cli.console import _default, err, file_console, more_rows, out, table, terminal
 from advisor.errors import QueryError, UsageError
 from advisor.store.output import replacing
 
@@ -104,16 +105,15 @@ def _table(cur, names, max_rows, output) -> int:
     rows = cur.fetchmany(max_rows + 1)
     shown = rows[:max_rows]
     # Fitted, not Rich's shrinking: that folded numbers over lines ("8222/6891/...") and,
-    # 40 columns on 80, left only the last. Values wrap between words only; a table that
-    # still does not fit is printed whole, wider than the terminal.
-    t = table(*names, abbreviate=False)
+    # 40 columns on 80, left only the last. On a terminal values wrap between words only;
+    # piped or in a file a row stays one line whatever its width (grep and awk read rows),
+    # and a table that does not fit is printed whole, wider than the terminal.
+    t = table(*names, abbreviate=False, names=tuple(names) if output or not terminal() else ())
     for r in shown:
         t.add_row(*("NULL" if v is None else str(v) for v in r))
     if output:
-        from rich.console import Console
-
         with replacing(output) as f:
-            Console(file=f, width=200).print(t)
+            file_console(f).print(t)
     else:
         out.print(t)
     if len(rows) > max_rows:

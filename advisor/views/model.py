@@ -160,8 +160,11 @@ class Built:
             parts.append(raw_syscalls.LACKS.format(arch=self.present.arch))
         parts += [f"{c.name}: not kept in this capture" for c in self.view.columns
                   if any(col == c.name for s, _ in self.used for col, _f in s.optional) and not self.fills(c.name)]
-        if self.view.combines:
-            parts += [f"{s.label}: {why}" for s, why in self.skipped]
+        if self.view.combines:  # once per reason: two sources of a kind may miss the same event
+            first: dict[str, str] = {}
+            for s, why in self.skipped:
+                first.setdefault(why, f"{s.label}: {why}")
+            parts += first.values()
         return "; ".join(parts)
 
     def events_used(self) -> list[str]:
@@ -177,7 +180,7 @@ class Built:
         """Events that would fill the view best: the first source's, or for a combining
         view every source's."""
         if self.view.combines:
-            return [e for s in self.view.sources for e in s.record()]
+            return list(dict.fromkeys(e for s in self.view.sources for e in s.record()))  # sources share events
         return next((s.record() for s in self.view.sources if s.record()), [])
 
     def sql(self, present: Present) -> str:

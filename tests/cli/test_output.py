@@ -149,3 +149,19 @@ def test_decoded_values_keep_their_raw_number():
     assert modes == {(0, "WB_SYNC_NONE"), (1, "WB_SYNC_ALL")}
     text = advisor("analyze", SYNC, "-r", "sync-flusher-stall").out
     assert "WB_SYNC_ALL (1)" in text and "sync (2)" in text  # enum wb_reason WB_REASON_SYNC = 2
+
+
+def test_piped_sql_keeps_each_row_on_one_line(tmp_path):
+    """grep and awk read a piped result row by row: a long value is not wrapped to the
+    width (COLUMNS=80 here), in a pipe or in the --output file, and no line ends in blanks."""
+    query = "select view, lacks from capture_views where view in ('reclaim', 'block_requests') order by view"
+    r = advisor("sql", SYNC, query, env={"COLUMNS": "80"})
+    assert r.code == 0, r.err
+    lines = r.out.splitlines()
+    assert [line.split()[0] for line in lines] == ["view", "block_requests", "reclaim"]
+    assert max(len(line) for line in lines) > 80
+    out = tmp_path / "rows.txt"
+    r = advisor("sql", SYNC, query, "-o", str(out), "--allow-write", str(out), env={"COLUMNS": "80"})
+    assert r.code == 0, r.err
+    written = out.read_text().splitlines()
+    assert written == lines and not any(line.endswith(" ") for line in written)
