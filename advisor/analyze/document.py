@@ -9,7 +9,7 @@ from advisor.rules import SEVERITY, Rule, analyze
 from advisor.store import blk_views
 from advisor.store_settings import UNKNOWN_TYPE_PREFIX
 from advisor.views import Views
-from advisor.views.coverage import cpu_coverage
+from advisor.views.coverage import cpu_coverage, silent_cpus
 
 
 def capture_facts(con) -> dict:
@@ -34,6 +34,7 @@ def capture_facts(con) -> dict:
     ).fetchall()
     first, last = info.get("first_ts"), info.get("last_ts")
     coverage = cpu_coverage(con)
+    silent = silent_cpus(con)
     # "clock ticks" for -C x86-tsc (TSC cycles) or -C counter: no seconds in them.
     unit = info.get("ts_unit", "ns")
     return {
@@ -50,6 +51,8 @@ def capture_facts(con) -> dict:
         "lost_events": int(lost),
         # CPUs whose overwritten buffer begins after the capture does (advisor.views.coverage).
         "cpu_coverage": coverage.as_dict() if coverage else None,
+        # CPUs without a single event: idle, offline, or left out of the capture.
+        "silent_cpus": silent.as_dict() if silent else None,
         # Recorded, but of a type id the file has no format for: kept raw, read by no view.
         "unknown_type_events": sum(int(k) for n, _, k, _ in lost_by if n.startswith(UNKNOWN_TYPE_PREFIX)),
         "data_loss": [{"name": n, "cpu": c, "count": int(k), "description": d} for n, c, k, d in lost_by],

@@ -9,7 +9,7 @@ from rich.text import Text
 from advisor.display import capture_span, display_value, named_columns
 from advisor.cli.console import more_rows, out, section, table, terminal
 from advisor.rules import SEVERITY
-from advisor.views.coverage import describe as coverage_text
+from advisor.views.coverage import describe as coverage_text, describe_silent
 
 STYLE = {
     "affected": "bold red",
@@ -42,6 +42,8 @@ def _header(doc: dict):
     t.add_row("quality", lost)
     if c.get("cpu_coverage"):
         t.add_row("coverage", Text(coverage_text(c["cpu_coverage"], c.get("ts_unit", "ns")), style="bold red"))
+    if c.get("silent_cpus"):
+        t.add_row("cpus", Text(describe_silent(c["silent_cpus"]), style="yellow"))
     if c.get("unknown_type_events"):
         t.add_row("unreadable", Text(f"{c['unknown_type_events']:,} more events of types the file has no format for (kept raw in "
                                      "unknown_events, read by no finding)", style="bold red"))

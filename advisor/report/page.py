@@ -19,7 +19,7 @@ from importlib import resources
 from advisor.display import ID_COLUMNS, capture_span, display_id, display_value, named_columns
 from advisor.report.charts import Chart
 from advisor.rules import SEVERITY
-from advisor.views.coverage import describe as coverage_text
+from advisor.views.coverage import describe as coverage_text, describe_silent
 
 _CHECK_SCRIPT = """
 (function () {
@@ -102,6 +102,8 @@ def capture_section(label: str, doc: dict, version: str) -> str:
     ]
     if c.get("cpu_coverage"):
         rows.append(("coverage", coverage_text(c["cpu_coverage"], c.get("ts_unit", "ns"))))
+    if c.get("silent_cpus"):
+        rows.append(("cpus", describe_silent(c["silent_cpus"])))
     rows += [("warning", w["description"]) for w in c.get("warnings", [])]
     if c["damaged"]:
         rows.append(("damaged", "; ".join(c["damage"]) or "yes: findings cover what could be read"))

@@ -14,6 +14,10 @@ markers). The tracefs text gives only the total (its header's entries-written mi
 entries-in-buffer). Then a CPU that begins later than the others may have lost its
 beginning if its buffer is as full as theirs; with far fewer events it was only idle.
 
+A CPU with no event at all was idle or offline, or was left out: `trace-cmd record -M 1`
+records CPU 0 only, and `trace-cmd report --cpu 0` prints only its events under a
+`cpus=2` header. The capture cannot tell which, so it is said, not judged.
+
 Markers in the middle of a CPU's stream (a reader that fell behind) are not counted
 here: their gap is between two recorded events of that CPU, and syscall spans across
 one are already left open (advisor.views.spans).
@@ -108,6 +112,50 @@ def cpu_coverage(con) -> CpuCoverage | None:
     if not late:
         return None
     return CpuCoverage(first_ts=first, last_ts=last, late=tuple(sorted(late, key=lambda c: c.first_ts)), certain=bool(markers))
+
+
+@dataclass(frozen=True)
+class SilentCpus:
+    cpus: int  # the CPUs the capture says the machine had
+    silent: tuple[int, ...]  # those of them without a single event
+
+    def as_dict(self) -> dict:
+        return {"cpus": self.cpus, "silent": list(self.silent)}
+
+
+def silent_cpus(con) -> SilentCpus | None:
+    """The CPUs of the capture's machine (trace.dat's CPU count, a text capture's `cpus=N`
+    line) of which no event was recorded, or None when every CPU has some."""
+    if not _has_events(con):
+        return None
+    row = con.execute("SELECT max(TRY_CAST(value AS INTEGER)) FROM trace_info WHERE key = 'cpus'").fetchone()
+    cpus = row[0] if row else None
+    if not cpus or cpus < 2:
+        return None
+    seen = {int(c) for (c,) in con.execute("SELECT DISTINCT cpu FROM events WHERE cpu IS NOT NULL").fetchall()}
+    silent = tuple(c for c in range(cpus) if c not in seen)
+    return SilentCpus(int(cpus), silent) if seen and silent else None
+
+
+def describe_silent(d: dict) -> str:
+    """The sentence for `SilentCpus.as_dict()`: "no event from CPU 1 of 2: ..."."""
+    cpus = _ranges(d["silent"])
+    return (f"no event from CPU{'s' if len(d['silent']) > 1 else ''} {cpus} of {d['cpus']}: idle, offline, or left out of "
+            "the capture (trace-cmd record -M, trace-cmd report --cpu); anything that ran there is missing")
+
+
+def _ranges(cpus: list[int]) -> str:
+    """[1, 3, 4, 5, 9] → "1, 3-5, 9"."""
+    out: list[str] = []
+    start = prev = None
+    for c in [*cpus, None]:
+        if c is not None and prev is not None and c == prev + 1:
+            prev = c
+            continue
+        if start is not None:
+            out.append(str(start) if start == prev else f"{start}-{prev}")
+        start = prev = c
+    return ", ".join(out)
 
 
 def _first_markers(con) -> dict[int, tuple[int, int | None]]:

@@ -118,3 +118,26 @@ def test_a_text_cpu_with_few_events_was_idle_not_overwritten(tmp_path):
     ingest_trace(trace, tmp_path / "idle.duckdb")
     with open_store(tmp_path / "idle.duckdb") as con:
         assert cpu_coverage(con) is None
+
+
+def test_a_report_of_one_cpu_says_the_other_has_no_event(tmp_path):
+    """`trace-cmd report --cpu 0` prints CPU 0's events under the file's `cpus=2` line:
+    analyze says CPU 1 has none (idle, offline or left out), which the whole report does not."""
+    need_trace_cmd()
+    one = tmp_path / "cpu0.txt"
+    with one.open("w") as f:
+        subprocess.run(["trace-cmd", "report", "--cpu", "0", str(SAMPLES / "tracefs-ext4.dat")], stdout=f, check=True)
+    r = advisor("analyze", str(one), "--json")
+    assert r.code in (0, 1), r.err
+    assert json.loads(r.out)["capture"]["silent_cpus"] == {"cpus": 2, "silent": [1]}
+    text = advisor("analyze", str(one)).out
+    assert "no event from CPU 1 of 2: idle, offline, or left out of the capture" in text
+    whole = advisor("analyze", str(SAMPLES / "tracefs-ext4.report.txt"), "--json")
+    assert json.loads(whole.out)["capture"]["silent_cpus"] is None
+
+
+def test_silent_cpus_are_named_in_ranges():
+    from advisor.views.coverage import describe_silent
+
+    assert describe_silent({"cpus": 64, "silent": [1, 3, 4, 5, 9, *range(11, 64)]}).startswith(
+        "no event from CPUs 1, 3-5, 9, 11-63 of 64:")
