@@ -128,13 +128,13 @@ def test_a_duration_changes_in_ticks(store_of, tmp_path):
 
 def test_analyze_in_x86_tsc_counts_without_durations(store_of, tmp_path):
     """What analyze shows of the fsync capture in TSC cycles: the counts and the reclaim
-    slowdown (a ratio of medians) as in nanoseconds, no duration, and the pattern checked."""
+    slowdown and the tail ratio (ratios of two quantiles) as in nanoseconds, no duration, and the pattern checked."""
     store = store_of(CAPTURES["btrfs-full-fsync-fallback"])
     ns = json.loads(run_cli("analyze", str(store), "--json", "--rule", "btrfs-full-fsync-fallback").out)["findings"][0]
     r = run_cli("analyze", str(_retimed(store, tmp_path / "tsc.duckdb", "x86-tsc")), "--json", "--rule", "btrfs-full-fsync-fallback")
     assert r.code in (0, 1), r.err
     (tsc,) = json.loads(r.out)["findings"]
-    for name in ("fsync_count", "reclaim_events", "fsyncs_during_reclaim", "reclaim_fsync_slowdown", "large_file_fsyncs"):
+    for name in ("fsync_count", "reclaim_events", "fsyncs_during_reclaim", "reclaim_fsync_slowdown", "large_file_fsyncs", "fsync_tail_ratio"):
         assert ns["metrics"][name] is not None and tsc["metrics"][name] == pytest.approx(ns["metrics"][name]), name
     for name in ("fsync_mean_ms", "fsync_p50_ms", "fsync_p99_ms", "fsync_max_ms"):
         assert ns["metrics"][name] is not None and tsc["metrics"][name] is None, name
