@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 
 from advisor.errors import UsageError
+from advisor.store.ddl import has_table
 
 #: btt's phases in its table order (Q2Q_all is btt's all-device Q2Q).
 PHASES = ("Q2Q", "Q2A", "Q2G", "S2G", "G2I", "Q2M", "I2D", "M2D", "D2C", "Q2C")
@@ -73,7 +74,7 @@ def _rows(con, sql: str, params=()) -> list[dict]:
 
 
 def has_blktrace(con) -> bool:
-    return bool(con.execute("SELECT count(*) FROM information_schema.tables WHERE table_name = 'io_phases'").fetchone()[0])
+    return has_table(con, "io_phases")
 
 
 # D2C per issued request: each D matched to the completion of the same device and start

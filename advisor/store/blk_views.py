@@ -22,6 +22,8 @@ DuckDB's threads finish (see store/views.py).
 
 from __future__ import annotations
 
+from advisor.store.ddl import has_table
+
 PHASES = ("Q2Q", "Q2Q_all", "Q2A", "Q2G", "S2G", "G2I", "Q2M", "I2D", "M2D", "D2C", "Q2C")
 TIMES = ("q_ts", "g_ts", "s_ts", "i_ts", "m_ts", "d_ts", "c_ts")
 PHASE_COLUMNS = ("q2q", "q2q_all", "q2a", "q2g", "s2g", "g2i", "q2m", "i2d", "m2d", "d2c", "q2c")
@@ -141,13 +143,7 @@ RAW_TABLES = ("blk_events", "blk_details", "io_requests", "io_phases", "blk_devi
 
 def has_blk(con) -> bool:
     """Does the store hold blktrace data? (ftrace-only stores have no raw.blk_events.)"""
-    # fetchall: a result read with fetchone stays open, and DuckDB refuses a relation
-    # (con.sql) on the connection until it is finished.
-    return bool(
-        con.execute(
-            "SELECT count(*) FROM information_schema.tables WHERE table_schema = 'raw' AND table_name = 'blk_events'"
-        ).fetchall()[0][0]
-    )
+    return has_table(con, "blk_events", "raw")
 
 
 def create(con, offset_ns: int = 0) -> None:

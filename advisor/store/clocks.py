@@ -13,6 +13,8 @@ its p10-p90 spread says whether one constant explains every pair.
 
 from __future__ import annotations
 
+from advisor.store.ddl import has_table
+
 #: Fewer pairs than this: no estimate worth applying.
 MIN_PAIRS = 20
 #: p10-p90 spread above this: the differences are not one constant offset (drifting
@@ -40,8 +42,7 @@ FROM tp JOIN bt ON tp.device = bt.device AND tp.sector = bt.sector AND tp.bytes 
 
 
 def _has(con, table: str) -> bool:
-    return bool(con.execute(
-        "SELECT count(*) FROM information_schema.tables WHERE table_schema = 'raw' AND table_name = ?", [table]).fetchone()[0])
+    return has_table(con, table, "raw")
 
 
 def estimate(con, ftrace_clock: str | None, info: dict[str, str]) -> dict[str, str]:

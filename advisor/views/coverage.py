@@ -27,6 +27,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from advisor.store.ddl import has_table
+
 
 @dataclass(frozen=True)
 class LateCpu:
@@ -160,13 +162,11 @@ def _ranges(cpus: list[int]) -> str:
 
 def _first_markers(con) -> dict[int, tuple[int, int | None]]:
     """cpu → (ts, count) of its first lost-events marker."""
-    has = con.execute("SELECT count(*) FROM information_schema.tables WHERE table_schema = 'main' "
-                      "AND table_name = 'lost_events'").fetchone()[0]
-    if not has:
+    if not has_table(con, "lost_events", "main"):
         return {}
     rows = con.execute("SELECT cpu, arg_min(ts, ts), arg_min(count, ts) FROM lost_events GROUP BY cpu").fetchall()
     return {int(cpu): (int(ts), n) for cpu, ts, n in rows}
 
 
 def _has_events(con) -> bool:
-    return bool(con.execute("SELECT count(*) FROM information_schema.tables WHERE table_name = 'events'").fetchone()[0])
+    return has_table(con, "events")

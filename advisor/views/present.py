@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from advisor.store.ddl import has_table
 from advisor.views import raw_syscalls
 
 
@@ -62,12 +63,8 @@ class Present:
         out.arch = raw_syscalls.architecture(out.uname)
         if info.get("ts_unit", "ns") != "ns":
             out.ticks_clock = info.get("clock") or "unknown"
-        out.paired_syscalls = bool(con.execute(
-            "SELECT count(*) FROM information_schema.tables WHERE table_catalog = current_database() "
-            "AND table_schema = 'raw' AND table_name = 'syscall_spans'").fetchone()[0])
-        out.lost_markers = bool(con.execute(
-            "SELECT count(*) FROM information_schema.tables WHERE table_catalog = current_database() "
-            "AND table_schema = 'main' AND table_name = 'lost_events'").fetchone()[0]) and bool(
+        out.paired_syscalls = has_table(con, "syscall_spans", "raw")
+        out.lost_markers = has_table(con, "lost_events", "main") and bool(
             con.execute("SELECT count(*) FROM (SELECT 1 FROM lost_events LIMIT 1)").fetchone()[0])
         wanted = None
         if events is not None:
