@@ -7,7 +7,9 @@ I/O or through that file's page cache), mixed there with whatever else the host 
 Counting both doubles the bytes written and blends two devices' latencies into one.
 
 ext4 and XFS write through the block device's bdi, so their writeback events name the
-device ("7:0"); btrfs's bdi is its own ("btrfs-1") and names none. A loop device with
+device ("7:0"); btrfs's bdi is its own ("btrfs-1") and names none. With btrfs on
+/dev/loop0 and the root ext4 on /dev/vda, the events name 254:0 only: there the devices
+they do not name are btrfs's, not the other way round. A loop device with
 write requests is the upper device of a stack: the other devices' writes include its
 backing file's, and nothing in a request says which are which.
 """
@@ -50,9 +52,10 @@ def _major(dev: str) -> int | None:
 
 
 def choose(writes: dict[str, int], named_bdis: list[str], write_bytes: dict[str, int] | None = None,
-           queued_bytes: dict[str, int] | None = None) -> DeviceChoice:
+           queued_bytes: dict[str, int] | None = None, btrfs: bool = False) -> DeviceChoice:
     """From the write requests per device and the block-device bdi names the writeback
-    events carry ("7:0"), the devices whose requests are the filesystem's. With the
+    events carry ("7:0"), the devices whose requests are the filesystem's; `btrfs`: the
+    capture shows a btrfs filesystem, whose devices no writeback event names. With the
     requests' write bytes per device and the bytes of the write bios queued per device
     (block_bio_queue; None when not recorded), a named device without requests (md,
     device-mapper) counts each of its bytes once: the devices under it, largest first,
@@ -68,8 +71,13 @@ def choose(writes: dict[str, int], named_bdis: list[str], write_bytes: dict[str,
     bio_based = [d for d in upper if queued_bytes and queued_bytes.get(d, 0) > 0]
     candidates, why = devs, ""
     if named and len(named) < len(devs) and not bio_based:
-        candidates = named
-        why = "the capture's writeback events name no other block device, so their requests are not this filesystem's"
+        if btrfs:
+            candidates = [d for d in devs if d not in named_devs]
+            why = (f"btrfs's writeback events name no block device (its bdi is btrfs-N), and those that do name "
+                   f"{', '.join(named)}: another filesystem's")
+        else:
+            candidates = named
+            why = "the capture's writeback events name no other block device, so their requests are not this filesystem's"
     loops = [d for d in candidates if _major(d) == LOOP_MAJOR]
     if loops and len(loops) < len(candidates):
         candidates = loops
@@ -143,4 +151,4 @@ def workload_devices(con, views) -> DeviceChoice:
             queued = {r[0]: int(r[1]) for r in con.execute(
                 f'SELECT dev_major(dev) || \',\' || dev_minor(dev), sum(CAST(nr_sector AS UBIGINT) * 512) FROM "{table[0]}" '
                 "WHERE rwbs LIKE '%W%' GROUP BY ALL").fetchall()}
-    return choose(writes, named, {r[0]: int(r[2]) for r in rows}, queued)
+    return choose(writes, named, {r[0]: int(r[2]) for r in rows}, queued, "btrfs" in views.filesystems.shown)

@@ -160,3 +160,15 @@ def test_replay_of_ext4_on_md_raid1_counts_one_copy(store_of):
         assert "9,0 has no requests of its own" in note and "so one copy is counted" in note
         queued = con.execute("SELECT sum(nr_sector) * 512 FROM block_bio_queue WHERE dev_major(dev) = 9 AND rwbs LIKE '%W%'").fetchone()[0]
         assert 0.95 < members["7,0"] / queued < 1.05 and 0.95 < members["7,1"] / queued < 1.05
+
+
+def test_with_btrfs_the_devices_no_event_names_are_its_own():
+    """btrfs on loop0 (7,0) beside the root ext4 on vda (254,0): the writeback events name
+    254:0 only, the ext4's; btrfs's bdi (btrfs-1) names none, so loop0 is btrfs's. Without
+    btrfs in the capture the named device is the filesystem's (the test above)."""
+    c = choose({"7,0": 24_194, "254,0": 15_021}, ["254:0"], btrfs=True)
+    assert c.kept == ("7,0",) and c.dropped == {"254,0": 15_021}
+    assert "btrfs's writeback events name no block device" in c.note() and "254,0: another filesystem's" in c.note()
+    # btrfs and ext4 on two partitions of one disk: the requests name the disk; it stays.
+    c = choose({"254,0": 9}, ["254:0"], btrfs=True)
+    assert c.kept == ("254,0",) and not c.dropped
