@@ -92,7 +92,7 @@ def cpu_coverage(con) -> CpuCoverage | None:
         "SELECT coalesce(sum(count), 0) FROM parse_stats WHERE name = 'overwritten_entries'").fetchone()[0]
     if not markers and not overwritten:
         return None
-    if not _has_events(con):
+    if not has_table(con, "events"):
         return None
     per_cpu = con.execute("SELECT cpu, min(ts), max(ts), count(*) FROM events GROUP BY cpu").fetchall()
     starts = {cpu: lo for cpu, lo, _, _ in per_cpu if cpu is not None and lo is not None}
@@ -128,7 +128,7 @@ class SilentCpus:
 def silent_cpus(con) -> SilentCpus | None:
     """The CPUs of the capture's machine (trace.dat's CPU count, a text capture's `cpus=N`
     line) of which no event was recorded, or None when every CPU has some."""
-    if not _has_events(con):
+    if not has_table(con, "events"):
         return None
     row = con.execute("SELECT max(TRY_CAST(value AS INTEGER)) FROM trace_info WHERE key = 'cpus'").fetchone()
     cpus = row[0] if row else None
@@ -166,7 +166,3 @@ def _first_markers(con) -> dict[int, tuple[int, int | None]]:
         return {}
     rows = con.execute("SELECT cpu, arg_min(ts, ts), arg_min(count, ts) FROM lost_events GROUP BY cpu").fetchall()
     return {int(cpu): (int(ts), n) for cpu, ts, n in rows}
-
-
-def _has_events(con) -> bool:
-    return has_table(con, "events")
