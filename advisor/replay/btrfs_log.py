@@ -67,6 +67,9 @@ class LogCommits:
     # per commit only one fsync returned with: from its data on disk (or the previous
     # commit's end) to its first log write: ordered-extent completion and logging the inode
     solo_prep_ns: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
+    # The capture showed the fsyncs' starts only: their returns were inferred from the
+    # commits' superblock writes (replay/btrfs_returns.py).
+    returns_inferred: bool = False
 
     def describe(self) -> str:
         text = (f"{len(self.commit_ns)} btrfs log commits in the capture ({self.shared} shared by several fsyncs, {self.solo} alone): "
@@ -77,6 +80,10 @@ class LogCommits:
         if self.tick_ns:
             text += (f"; shared commits start on a jiffy ({1e9 / self.tick_ns:.0f} Hz, from their log writes' alignment), "
                      f"median {np.median(self.batch_ticks):.0f} jiffies after their last member's data is on disk (batching)")
+        if self.returns_inferred:
+            text += ("; the capture shows the fsyncs' starts only (btrfs_sync_file, no sys_exit_fsync), so each commit is taken to "
+                     "end when its superblock write is durable (its completion with FUA, else the cache flush after it) and an "
+                     "fsync to return with the last commit between its data on disk and its task's next write or fsync")
         return text
 
 
@@ -94,8 +101,8 @@ def observe(con, fsync_pid: np.ndarray, fsync_start: np.ndarray, fsync_end: np.n
     sector, nr, meta = np.asarray(issue["sector"], np.int64), np.asarray(issue["nr_sector"], np.int64), np.asarray(issue["meta"], bool)
     ok = fsync_end >= 0
     fpid, fstart, fend = fsync_pid[ok], fsync_start[ok], fsync_end[ok]
-    spans = _Spans(fpid, fstart, fend)
-    by_pid = _ByPid(pid, ts)
+    spans = Spans(fpid, fstart, fend)
+    by_pid = ByPid(pid, ts)
     commits = []  # (first log write, superblock issue, committer's return)
     # write_dev_supers: REQ_SYNC | REQ_META | REQ_PRIO (| REQ_FUA), so RWBS has 'M'.
     claimed = np.zeros(len(fpid), dtype=bool)
@@ -106,7 +113,7 @@ def observe(con, fsync_pid: np.ndarray, fsync_start: np.ndarray, fsync_end: np.n
             # block layer's flush sequence dispatches it from kblockd (kworker/N:1H) once
             # the flush completes: the committer is the fsync running now whose task
             # wrote log-tree blocks last. None: a transaction commit (btrfs-transaction).
-            s = _committer(spans, by_pid, meta & (sector != SUPER_SECTOR), ts[k], claimed)
+            s = committer(spans, by_pid, meta & (sector != SUPER_SECTOR), ts[k], claimed)
             if s < 0:
                 continue
         mine = by_pid.between(fpid[s], fstart[s], ts[k] - 1)
@@ -155,7 +162,7 @@ def _rows_by_task(pid: np.ndarray) -> dict:
     return {p: np.flatnonzero(pid == p) for p in np.unique(pid)}
 
 
-class _Spans:
+class Spans:
     """Completed fsync spans per task, for 'which span of this task holds time t'."""
 
     def __init__(self, pid, start, end):
@@ -181,7 +188,7 @@ class _Spans:
         return int(mine[j]) if j >= 0 and self.end[mine[j]] >= t else -1
 
 
-def _committer(spans: "_Spans", by_pid: "_ByPid", log_write: np.ndarray, t: int, claimed: np.ndarray) -> int:
+def committer(spans: "Spans", by_pid: "ByPid", log_write: np.ndarray, t: int, claimed: np.ndarray) -> int:
     """The unclaimed fsync running at t whose task issued the latest log-tree write before t, or -1."""
     best, best_ts = -1, -1
     for s in spans.running(t):
@@ -192,7 +199,7 @@ def _committer(spans: "_Spans", by_pid: "_ByPid", log_write: np.ndarray, t: int,
     return best
 
 
-class _ByPid:
+class ByPid:
     """Block requests per issuing task, in time order."""
 
     def __init__(self, pid, ts):

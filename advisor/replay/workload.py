@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from advisor.replay import btrfs_log
+from advisor.replay import btrfs_log, btrfs_returns
 from advisor.replay import device as devices
 from advisor.replay.device import Device
 from advisor.views import Views, attach, filesystem_requests
@@ -37,6 +37,10 @@ class Ops:
     # The filesystem each acted on ("btrfs", "ext4", "xfs", "other"; None unknown), when
     # the capture tells (fsync_ops.fs); None for all when it does not.
     fs: np.ndarray | None = None
+    # btrfs fsyncs in a capture without their returns: when each returned, inferred from
+    # the log commit it returned with (replay/btrfs_returns.py), -1 where none fits. Not
+    # an observation: the replay's "observed" column never reads it.
+    end_inferred: np.ndarray | None = None
 
     @classmethod
     def empty(cls) -> "Ops":
@@ -52,11 +56,18 @@ class Ops:
         if self.fs is None:
             return self
         keep = np.array([f is None or f == fs for f in self.fs], dtype=bool)
-        return Ops(self.pid[keep], self.start[keep], self.end[keep], self.ino[keep], self.fs[keep])
+        inferred = None if self.end_inferred is None else self.end_inferred[keep]
+        return Ops(self.pid[keep], self.start[keep], self.end[keep], self.ino[keep], self.fs[keep], inferred)
 
     @property
     def complete(self) -> np.ndarray:
         return self.end >= 0
+
+    def returns(self) -> np.ndarray:
+        """Each one's return: seen, else inferred, else -1."""
+        if self.end_inferred is None:
+            return self.end
+        return np.where(self.end >= 0, self.end, self.end_inferred)
 
     def durations_ns(self) -> np.ndarray:
         return (self.end - self.start)[self.complete]
@@ -255,6 +266,7 @@ def _from_store(con, source: str, device_override: Device | None, views: Views) 
     w.folio_bytes = page_size
     w.filesystems = frozenset(fs for fs in FILESYSTEMS if fs in views.filesystems.shown)
     _ops(con, views, w)
+    _coverage(con, w)  # before the log commits: their returns are inferred where every CPU's events are there
     _log_commits(con, views, w)
     if w.log_commits is not None:
         w.filesystems |= {"btrfs"}
@@ -265,7 +277,6 @@ def _from_store(con, source: str, device_override: Device | None, views: Views) 
     _transaction_commits(con, views, w)
     _folio_bytes(con, views, w)
     _pressure(con, views, w)
-    _coverage(con, w)
     return w
 
 
@@ -372,20 +383,39 @@ def _ops(con, views: Views, w: Workload) -> None:
 def _log_commits(con, views: Views, w: Workload) -> None:
     fsync = w.op("fsync").on("btrfs")  # btrfs's log tree: its own fsyncs
     if views.met("block_requests") and len(fsync):
-        w.log_commits = btrfs_log.observe(con, fsync.pid, fsync.start, fsync.end)
+        inferred = not fsync.complete.any() and "btrfs" in views.filesystems.shown
+        # Calls only (btrfs_sync_file): each log commit's superblock write and post-flush
+        # show when its fsyncs returned.
+        ends = _infer_fsync_returns(con, w) if inferred else fsync.end
+        w.log_commits = btrfs_log.observe(con, fsync.pid, fsync.start, ends)
         if w.log_commits is not None:
+            w.log_commits.returns_inferred = inferred
             w.assumptions.append(w.log_commits.describe())
     if w.log_commits is None and len(fsync) and "btrfs" in views.filesystems.shown:
         # A log commit is found from the fsync that issued its superblock write and
         # returned with it: btrfs_sync_file alone (no sys_exit_fsync) shows no return.
         why = ("no block requests" if not views.met("block_requests")
-               else "no fsync returns: syscalls:sys_exit_fsync and sys_exit_fdatasync show them" if not fsync.complete.any()
-               else "no btrfs superblock write inside an fsync")
+               else "no btrfs superblock write issued by a task inside an fsync")
         w.assumptions.append(
             f"btrfs log commits not measured ({why}): each is replayed as a log write and a superblock write, each "
             "waiting for a cache flush, without batching. Commits measured on captures that show them took 0.9-3.5x "
             "that (the log tree takes several writes, twice with the DUP metadata profile), and a lone one waited "
             "0.1-13 ms for ordered extents first: the fsync times here are likely low")
+
+
+def _infer_fsync_returns(con, w: Workload) -> np.ndarray:
+    """The btrfs fsyncs' returns inferred from the log commits (see btrfs_returns), kept
+    on the fsync operations for the replay's timing of each task's next call."""
+    ops = w.ops["fsync"]
+    mine = np.array([f is None or f == "btrfs" for f in ops.fs], dtype=bool) if ops.fs is not None else np.ones(len(ops), bool)
+    # Where some CPUs' buffers were overwritten, their tasks' writes and dirtying are
+    # missing, and with them what bounds a return: those fsyncs keep none.
+    whole = mine & (ops.start >= (w.complete_from_ts or w.start_ts))
+    data = w.dirty_ino != BTRFS_BTREE_INODE
+    inferred = np.full(len(ops), -1, np.int64)
+    inferred[whole] = btrfs_returns.infer(con, ops.pid[whole], ops.start[whole], w.end_ts, w.dirty_pid[data], w.dirty_ts[data])
+    ops.end_inferred = inferred
+    return inferred[mine]
 
 
 def _writeback(con, views: Views, w: Workload) -> None:
