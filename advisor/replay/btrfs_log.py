@@ -159,7 +159,9 @@ def observe(con, fsync_pid: np.ndarray, fsync_start: np.ndarray, fsync_end: np.n
 
 def _rows_by_task(pid: np.ndarray) -> dict:
     """Row numbers of each task, in row order."""
-    return {p: np.flatnonzero(pid == p) for p in np.unique(pid)}
+    order = np.argsort(pid, kind="stable")
+    tasks, first = np.unique(pid[order], return_index=True)
+    return dict(zip(tasks.tolist(), np.split(order, first[1:])))
 
 
 class Spans:
@@ -204,14 +206,14 @@ class ByPid:
 
     def __init__(self, pid, ts):
         self.ts = ts
-        self.index = _rows_by_task(pid)
+        self.index = {p: (rows, ts[rows]) for p, rows in _rows_by_task(pid).items()}
 
     def between(self, p, t0, t1) -> np.ndarray:
         mine = self.index.get(p)
         if mine is None:
             return np.zeros(0, np.int64)
-        mine_ts = self.ts[mine]
-        return mine[np.searchsorted(mine_ts, t0, side="left"):np.searchsorted(mine_ts, t1, side="right")]
+        rows, mine_ts = mine
+        return rows[mine_ts.searchsorted(t0, side="left"):mine_ts.searchsorted(t1, side="right")]
 
 
 def _phasor(starts: np.ndarray, tick: int) -> complex:

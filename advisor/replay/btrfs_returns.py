@@ -69,8 +69,9 @@ def infer(con, pid: np.ndarray, start: np.ndarray, last_ts: int, dirty_pid: np.n
         return end
     log_start, sb_issue, commit_end = np.array(commits, dtype=np.int64).T
     # Commits in order of their end (their superblock's issue where the end is unknown).
-    ends_by = np.where(commit_end >= 0, commit_end, sb_issue)
-    by_end = np.argsort(ends_by, kind="stable")
+    order = np.argsort(np.where(commit_end >= 0, commit_end, sb_issue), kind="stable")
+    log_start, commit_end = log_start[order], commit_end[order]
+    ends_by = np.where(commit_end >= 0, commit_end, sb_issue[order])
     for m in np.flatnonzero(~claimed):
         # Its data on disk: its own data writes (issued before the capture's window
         # for it closed) completed.
@@ -79,11 +80,20 @@ def infer(con, pid: np.ndarray, start: np.ndarray, last_ts: int, dirty_pid: np.n
         if len(data) and done[data].min() < 0:
             continue  # a data write's completion is missing: when it was ready is not known
         ready = max(int(start[m]), int(done[data].max())) if len(data) else int(start[m])
-        # The last commit that started after it was ready and ended before its task went on.
-        c = by_end[(log_start[by_end] > ready) & (ends_by[by_end] <= window[m])]
-        if len(c):
-            end[m] = commit_end[c[-1]]
+        end[m] = _last_commit(log_start, commit_end, ends_by, ready, int(window[m]))
     return end
+
+
+def _last_commit(log_start: np.ndarray, commit_end: np.ndarray, ends_by: np.ndarray, ready: int, window: int) -> int:
+    """The end of the last commit (in end order) that started after `ready` and ended by
+    `window`, or -1. Walks back from the last one ending by `window` and stops at the
+    first that ended before `ready` (it, and every earlier one, started before it)."""
+    i = int(np.searchsorted(ends_by, window, side="right")) - 1
+    while i >= 0 and ends_by[i] >= ready:
+        if log_start[i] > ready:
+            return int(commit_end[i])
+        i -= 1
+    return -1
 
 
 def _windows(pid: np.ndarray, start: np.ndarray, last_ts: int, dirtying: ByPid) -> np.ndarray:
