@@ -8,6 +8,7 @@ others are unmeasured, and the finding names what each would need and how to rec
 from __future__ import annotations
 
 import math
+import re
 import string
 from dataclasses import dataclass, field
 
@@ -214,12 +215,22 @@ def _clean(v):
 
 
 class _Values(string.Formatter):
-    """str.format over metrics where an unmeasured value prints as "n/a" whatever its format."""
+    """str.format over metrics where an unmeasured value prints as "n/a" whatever its
+    format, and without the unit the message puts after it: "p50 {fsync_p50_ms:.1f} ms"
+    reads "p50 n/a", not "p50 n/a ms"."""
 
     def format_field(self, value, format_spec):
         if value is None:
-            return "n/a"
+            return _UNMEASURED
         return super().format_field(value, format_spec)
+
+    def vformat(self, format_string, args, kwargs):
+        text = super().vformat(format_string, args, kwargs)
+        return _UNIT_AFTER_UNMEASURED.sub("n/a", text)
+
+
+_UNMEASURED = "\0n/a\0"
+_UNIT_AFTER_UNMEASURED = re.compile("\0n/a\0(?: ms\\b| s\\b| bytes\\b|x\\b)?")
 
 
 def _message(rule: Rule, f: Finding, release) -> str:

@@ -6,6 +6,8 @@ that would measure it."""
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from advisor.kernel import parse_release
@@ -54,6 +56,8 @@ def _check_rule(full, cut, affected: set[str], hidden: frozenset[str], views: Vi
         assert cut.capture_command and all(e in cut.capture_command for e in u["record"])
     if lost:
         assert "Not measurable from this capture" in cut.message
+    # An unmeasured value reads "n/a" without the unit its measured value would have.
+    assert not re.search(r"n/a(?: ms| s| bytes|x)\b", cut.message), cut.message
 
 
 @pytest.mark.parametrize("sample", FTRACE_SAMPLES)
