@@ -48,6 +48,15 @@ def advisor(*args: str, stdin: str | None = None, env: dict | None = None) -> Ru
     return Run(p.returncode, p.stdout, p.stderr)
 
 
+def one_file_store(capture: Path, out: Path) -> Path:
+    """`advisor ingest --single-file`: a store with its tables inside, which a test may
+    rewrite (retime, relabel) without touching the shared cache."""
+    if not out.exists():
+        r = advisor("ingest", str(capture), "-o", str(out), "--single-file")
+        assert r.code == 0, r.err
+    return out
+
+
 def one_line_error(r: Run) -> str:
     """The run failed with exit 2 and exactly one line on stderr, no traceback."""
     assert r.code == 2, (r.code, r.err)

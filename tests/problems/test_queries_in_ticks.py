@@ -27,7 +27,7 @@ from advisor.rules import load_rules
 from advisor.views import attach
 from tests.conftest import SAMPLES
 from tests.helpers import advisor as run_cli
-from tests.helpers import one_line_error
+from tests.helpers import one_file_store, one_line_error
 
 # One affected lab capture per problem: each rule's queries find rows in its own.
 CAPTURES = {
@@ -46,11 +46,7 @@ def store_of(tmp_path_factory):
     d = tmp_path_factory.mktemp("one-file-stores")
 
     def get(name: str):
-        out = d / (name + ".duckdb")
-        if not out.exists():
-            r = run_cli("ingest", str(SAMPLES / name), "-o", str(out), "--single-file")
-            assert r.code == 0, r.err
-        return out
+        return one_file_store(SAMPLES / name, d / (name + ".duckdb"))
 
     return get
 

@@ -24,15 +24,13 @@ import duckdb
 from advisor.store import open_store, store_for
 from advisor.views import attach
 from tests.conftest import SAMPLES
-from tests.helpers import advisor as run_cli, one_line_error
+from tests.helpers import advisor as run_cli, one_file_store, one_line_error
 
 SAMPLE = "hostile-names-ext4-v7-zstd.dat"
 
 
 def _ticks_store(tmp_path, sample: str = SAMPLE):
-    out = tmp_path / "tsc.duckdb"
-    r = run_cli("ingest", str(SAMPLES / sample), "-o", str(out), "--single-file")
-    assert r.code == 0, r.err
+    out = one_file_store(SAMPLES / sample, tmp_path / "tsc.duckdb")
     with duckdb.connect(str(out)) as con:
         con.execute("UPDATE trace_info SET value = 'clock ticks' WHERE key = 'ts_unit'")
         con.execute("UPDATE trace_info SET value = 'x86-tsc' WHERE key = 'clock'")
