@@ -165,7 +165,8 @@ def _rows_by_task(pid: np.ndarray) -> dict:
 
 
 class Spans:
-    """Completed fsync spans per task, for 'which span of this task holds time t'."""
+    """fsync spans per task, for 'which span of this task holds time t': entry to
+    return, or (btrfs_returns) to the latest the capture allows for the return."""
 
     def __init__(self, pid, start, end):
         self.pid, self.start, self.end = pid, start, end

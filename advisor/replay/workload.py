@@ -392,8 +392,8 @@ def _log_commits(con, views: Views, w: Workload) -> None:
             w.log_commits.returns_inferred = inferred
             w.assumptions.append(w.log_commits.describe())
     if w.log_commits is None and len(fsync) and "btrfs" in views.filesystems.shown:
-        # A log commit is found from the fsync that issued its superblock write and
-        # returned with it: btrfs_sync_file alone (no sys_exit_fsync) shows no return.
+        # A log commit is found from its superblock write, issued inside the committing
+        # fsync: without block requests there is none to see.
         why = ("no block requests" if not views.met("block_requests")
                else "no btrfs superblock write issued by a task inside an fsync")
         w.assumptions.append(
