@@ -16,9 +16,10 @@ commit's end, and every fsync that joined that log transaction returns with it
     a data page again (a write(2)) or called fsync again. When several commits fit, it
     is the last: an fsync whose data is on disk still waits for its ordered extents and
     logs its inode before it can join, so the commit right after its data (the first)
-    often leaves without it. With the syscalls hidden, nine btrfs captures that have
-    them (fio, dbench, fsync-heavy writers in a memory cgroup; 193 to 1,597 commits)
-    find every commit, and the commits' median length within 10% of the real one.
+    often leaves without it. With the syscalls hidden, ten btrfs captures that have
+    them (fio, dbench, fsync-heavy writers in a memory cgroup, a device with FUA; 193
+    to 1,597 commits) find every commit, and the commits' median length within 10% of
+    the real one.
 
 An fsync that matches no commit (it found nothing to log, fell back to a transaction
 commit, or the capture ended first) keeps no return.

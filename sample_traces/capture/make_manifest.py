@@ -358,6 +358,7 @@ SCRIPTS = {
     "md-raid1-ext4-v7-zstd.dat": "capture/34-md-raid1-ext4.sh (host) + capture/34-md-raid1-ext4.vm.sh (in the VM)",
     "raw-syscalls-ext4-v7-zstd.dat": "capture/35-raw-syscalls-ext4.sh",
     "raw-and-named-syscalls-ext4-v7-zstd.dat": "BOTH=1 capture/35-raw-syscalls-ext4.sh",
+    "fsync-fua-btrfs-v7-zstd.dat": "capture/36-fsync-fua-btrfs.sh (host) + capture/36-fsync-fua-btrfs.vm.sh (in the VM)",
 }
 # captures made in shared/lab/vm-run's VM (Debian 6.1), or later on another host kernel:
 # their uname is their own
@@ -372,7 +373,8 @@ VM_UNAME = {"fsync-reclaim-btrfs-v7-zstd.dat": "fsync-reclaim-btrfs-v7-zstd.unam
             "funcgraph-ext4-v7-zstd.dat": "funcgraph-ext4-v7-zstd.uname.txt",
             "md-raid1-ext4-v7-zstd.dat": "md-raid1-ext4-v7-zstd.uname.txt",
             "raw-syscalls-ext4-v7-zstd.dat": "raw-syscalls-ext4-v7-zstd.uname.txt",
-            "raw-and-named-syscalls-ext4-v7-zstd.dat": "raw-and-named-syscalls-ext4-v7-zstd.uname.txt"}
+            "raw-and-named-syscalls-ext4-v7-zstd.dat": "raw-and-named-syscalls-ext4-v7-zstd.uname.txt",
+            "fsync-fua-btrfs-v7-zstd.dat": "fsync-fua-btrfs-v7-zstd.uname.txt"}
 
 W_FIO = "ext4 on 2 GiB loop (direct-io); fio psync 4k randwrite over a 256 MiB file, fsync every 32 writes, 8000 IOPS cap, 5 s"
 W_SNAP = ("btrfs on 4 GiB loop; fio seq buffered 4k writer (libaio qd32, 16 MB/s) in subvolume; after 2 s "
@@ -417,6 +419,22 @@ def m_raw(name):
     t0, t1 = (float((MEAS / f"{name}.sync-{w}.txt").read_text()) for w in ("start", "end"))
     return {"sync_seconds_outside_trace": round(t1 - t0, 6), "fsync_calls": 20, "fdatasync_calls": 2, "sync_calls": 1,
             "workload_written_bytes": 124 << 20}
+
+
+W_FUA = ("VM (Debian 6.1, emulated); btrfs on a memory-backed null_blk device with a volatile write cache and FUA "
+         "(memory_backed=1 cache_size=64, each request completes 200 us after issue): the log commits' superblock writes "
+         "are FUA writes (RWBS WFSM); fio 2 jobs of 4 KiB buffered random writes over 16 MiB files, fsync every 8 writes, "
+         "6 s; -e writeback -e block, btrfs_sync_file, the fsync syscalls, unfiltered")
+
+
+def m_fua(name):
+    out = {}
+    for i, j in enumerate(json.loads((MEAS / f"{name}.fio.json").read_text())["jobs"]):
+        s = j["sync"]["lat_ns"]
+        out[f"fio_job{i}_fsync_count"] = s["N"]
+        for p in (50, 99):
+            out[f"fio_job{i}_fsync_lat_p{p}_us"] = us(pct(s, p))
+    return out
 
 
 def m_md(name):
@@ -469,6 +487,7 @@ FILES = [
     ("raw-and-named-syscalls-ext4-v7-zstd.dat", "trace.dat",
      W_RAW.format(more=" -e syscalls:sys_enter_X -e syscalls:sys_exit_X for X in sync, fsync, fdatasync, write, pwrite64, ioctl")
      + "; every one of those calls is in the file twice: by number and by name", None, "raw-and-named-syscalls-ext4-v7-zstd", m_raw),
+    ("fsync-fua-btrfs-v7-zstd.dat", "trace.dat", W_FUA, None, "fsync-fua-btrfs-v7-zstd", m_fua),
 ]
 
 
