@@ -43,6 +43,7 @@ preflush, and it belongs to the running fsync whose task wrote log blocks last):
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cached_property
 
 import numpy as np
 
@@ -87,44 +88,77 @@ class LogCommits:
         return text
 
 
-def observe(con, fsync_pid: np.ndarray, fsync_start: np.ndarray, fsync_end: np.ndarray) -> LogCommits | None:
-    """The log commits of a capture with block requests (the block_requests view) and
-    fsync spans, or None when it shows none (not btrfs, or no superblock write inside an
-    fsync)."""
-    # Each write request with its completion (its issue time when the capture has none),
-    # as the device model pairs them.
-    issue = con.execute(
-        "SELECT issue_ts AS ts, pid, CAST(sector AS BIGINT) AS sector, CAST(bytes AS BIGINT) // 512 AS nr_sector, meta, "
-        "coalesce(complete_ts, issue_ts) AS done FROM block_requests WHERE write AND bytes > 0 AND issue_ts IS NOT NULL "
-        "ORDER BY issue_ts").fetchnumpy()
-    ts, pid = np.asarray(issue["ts"], np.int64), np.asarray(issue["pid"], np.int64)
-    sector, nr, meta = np.asarray(issue["sector"], np.int64), np.asarray(issue["nr_sector"], np.int64), np.asarray(issue["meta"], bool)
+@dataclass
+class WriteRequests:
+    """The capture's write requests (the block_requests view), in issue order: read once
+    for the log commits and, when the fsync returns are not seen, for inferring them."""
+
+    ts: np.ndarray  # issue
+    pid: np.ndarray
+    dev: np.ndarray  # "major,minor" strings
+    sector: np.ndarray
+    nr: np.ndarray  # 512-byte sectors
+    meta: np.ndarray  # RWBS 'M'
+    fua: np.ndarray  # RWBS 'F' after 'W': a FUA write ('WFSM')
+    complete: np.ndarray  # -1 where the completion was not seen
+
+    @classmethod
+    def load(cls, con) -> "WriteRequests":
+        r = con.execute(
+            "SELECT issue_ts AS ts, pid, dev, CAST(sector AS BIGINT) AS sector, CAST(bytes AS BIGINT) // 512 AS nr, meta, "
+            "regexp_matches(rwbs, 'WF') AS fua, coalesce(complete_ts, -1) AS complete FROM block_requests "
+            "WHERE write AND bytes > 0 AND issue_ts IS NOT NULL ORDER BY issue_ts").fetchnumpy()
+        return cls(*(np.asarray(r[k], np.int64) for k in ("ts", "pid")), np.asarray(r["dev"].tolist(), dtype=object),
+                   *(np.asarray(r[k], np.int64) for k in ("sector", "nr")), *(np.asarray(r[k], bool) for k in ("meta", "fua")),
+                   np.asarray(r["complete"], np.int64))
+
+    @cached_property
+    def by_task(self) -> "ByPid":
+        return ByPid(self.pid, self.ts)
+
+    @cached_property
+    def superblocks(self) -> np.ndarray:
+        """Row numbers of the primary superblock writes. write_dev_supers: REQ_SYNC |
+        REQ_META | REQ_PRIO (| REQ_FUA), so RWBS has 'M'."""
+        return np.flatnonzero((self.sector == SUPER_SECTOR) & (self.nr == SUPER_SECTORS) & self.meta)
+
+    @cached_property
+    def log_writes(self) -> np.ndarray:
+        """Metadata writes other than the superblock: the log tree's, inside an fsync."""
+        return self.meta & (self.sector != SUPER_SECTOR)
+
+
+def observe(req: WriteRequests, fsync_pid: np.ndarray, fsync_start: np.ndarray, fsync_end: np.ndarray) -> LogCommits | None:
+    """The log commits of a capture with block requests and fsync spans, or None when it
+    shows none (not btrfs, or no superblock write inside an fsync)."""
+    ts, pid, meta = req.ts, req.pid, req.meta
     ok = fsync_end >= 0
     fpid, fstart, fend = fsync_pid[ok], fsync_start[ok], fsync_end[ok]
     spans = Spans(fpid, fstart, fend)
-    by_pid = ByPid(pid, ts)
+    by_pid = req.by_task
     commits = []  # (first log write, superblock issue, committer's return)
-    # write_dev_supers: REQ_SYNC | REQ_META | REQ_PRIO (| REQ_FUA), so RWBS has 'M'.
     claimed = np.zeros(len(fpid), dtype=bool)
-    for k in np.flatnonzero((sector == SUPER_SECTOR) & (nr == SUPER_SECTORS) & meta):
+    for k in req.superblocks:
         s = spans.containing(pid[k], ts[k])
         if s < 0:
             # On a device without FUA the superblock write follows a preflush, and the
             # block layer's flush sequence dispatches it from kblockd (kworker/N:1H) once
             # the flush completes: the committer is the fsync running now whose task
             # wrote log-tree blocks last. None: a transaction commit (btrfs-transaction).
-            s = committer(spans, by_pid, meta & (sector != SUPER_SECTOR), ts[k], claimed)
+            s = committer(spans, by_pid, req.log_writes, ts[k], claimed)
             if s < 0:
                 continue
         mine = by_pid.between(fpid[s], fstart[s], ts[k] - 1)
-        logw = mine[meta[mine] & (sector[mine] != SUPER_SECTOR)]
+        logw = mine[req.log_writes[mine]]
         if len(logw) and not claimed[s]:
             claimed[s] = True
             commits.append((ts[logw[0]], ts[k], fend[s]))
     if not commits:
         return None
     c = np.array(commits, dtype=np.int64)
-    completed = np.asarray(issue["done"], np.int64)
+    # Each write request with its completion (its issue time when the capture has none),
+    # as the device model pairs them.
+    completed = np.where(req.complete >= 0, req.complete, req.ts)
     ready = fstart.copy()
     for i in range(len(fpid)):
         mine = by_pid.between(fpid[i], fstart[i], fend[i])

@@ -29,30 +29,25 @@ from __future__ import annotations
 
 import numpy as np
 
-from advisor.replay.btrfs_log import SUPER_SECTOR, SUPER_SECTORS, ByPid, Spans, committer
+from advisor.replay.btrfs_log import ByPid, Spans, WriteRequests, committer
 
 
-def infer(con, pid: np.ndarray, start: np.ndarray, last_ts: int, dirty_pid: np.ndarray, dirty_ts: np.ndarray) -> np.ndarray:
+def infer(con, req: WriteRequests, pid: np.ndarray, start: np.ndarray, last_ts: int, dirty_pid: np.ndarray,
+          dirty_ts: np.ndarray) -> np.ndarray:
     """Each fsync's return (ns) from the log commit it returned with, -1 where none
-    matches. `pid`, `start`: the fsyncs; `last_ts`: the capture's end; `dirty_pid`,
-    `dirty_ts`: the tasks' dirtying of data pages (not btrfs's metadata), time order."""
-    req = con.execute(
-        "SELECT issue_ts AS ts, pid, dev, CAST(sector AS BIGINT) AS sector, CAST(bytes AS BIGINT) // 512 AS nr, meta, "
-        "regexp_matches(rwbs, 'WF') AS fua, coalesce(complete_ts, -1) AS done FROM block_requests "
-        "WHERE write AND bytes > 0 AND issue_ts IS NOT NULL ORDER BY issue_ts").fetchnumpy()
-    ts, rpid, done = (np.asarray(req[k], np.int64) for k in ("ts", "pid", "done"))
-    sector, nr, meta, fua = (np.asarray(req["sector"], np.int64), np.asarray(req["nr"], np.int64),
-                             np.asarray(req["meta"], bool), np.asarray(req["fua"], bool))
-    dev = np.asarray(req["dev"].tolist(), dtype=object)
+    matches. `req`: the capture's write requests; `pid`, `start`: the fsyncs; `last_ts`:
+    the capture's end; `dirty_pid`, `dirty_ts`: the tasks' dirtying of data pages (not
+    btrfs's metadata), time order. `con` gives the cache flushes."""
+    ts, rpid, done, dev, meta, fua = req.ts, req.pid, req.complete, req.dev, req.meta, req.fua
     flushes = _Flushes(con)
     end = np.full(len(pid), -1, np.int64)
     window = _windows(pid, start, last_ts, ByPid(dirty_pid, dirty_ts))
     spans = Spans(pid, start, window)
-    by_pid = ByPid(rpid, ts)
-    log_write = meta & (sector != SUPER_SECTOR)
+    by_pid = req.by_task
+    log_write = req.log_writes
     claimed = np.zeros(len(pid), dtype=bool)
     commits = []  # (first log write, superblock issue, end) of each commit, in superblock order
-    for k in np.flatnonzero((sector == SUPER_SECTOR) & (nr == SUPER_SECTORS) & meta):
+    for k in req.superblocks:
         s = spans.containing(rpid[k], ts[k])
         if s < 0 or claimed[s]:
             s = committer(spans, by_pid, log_write, ts[k], claimed)

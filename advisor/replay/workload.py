@@ -55,9 +55,15 @@ class Ops:
         (a btrfs fsync replay leaves out an ext4 fsync the capture shows as ext4's)."""
         if self.fs is None:
             return self
-        keep = np.array([f is None or f == fs for f in self.fs], dtype=bool)
+        keep = self.mask_on(fs)
         inferred = None if self.end_inferred is None else self.end_inferred[keep]
         return Ops(self.pid[keep], self.start[keep], self.end[keep], self.ino[keep], self.fs[keep], inferred)
+
+    def mask_on(self, fs: str) -> np.ndarray:
+        """Which ones `on(fs)` keeps."""
+        if self.fs is None:
+            return np.ones(len(self), dtype=bool)
+        return np.array([f is None or f == fs for f in self.fs], dtype=bool)
 
     @property
     def complete(self) -> np.ndarray:
@@ -386,8 +392,9 @@ def _log_commits(con, views: Views, w: Workload) -> None:
         inferred = not fsync.complete.any() and "btrfs" in views.filesystems.shown
         # Calls only (btrfs_sync_file): each log commit's superblock write and post-flush
         # show when its fsyncs returned.
-        ends = _infer_fsync_returns(con, w) if inferred else fsync.end
-        w.log_commits = btrfs_log.observe(con, fsync.pid, fsync.start, ends)
+        requests = btrfs_log.WriteRequests.load(con)
+        ends = _infer_fsync_returns(con, requests, w) if inferred else fsync.end
+        w.log_commits = btrfs_log.observe(requests, fsync.pid, fsync.start, ends)
         if w.log_commits is not None:
             w.log_commits.returns_inferred = inferred
             w.assumptions.append(w.log_commits.describe())
@@ -403,17 +410,18 @@ def _log_commits(con, views: Views, w: Workload) -> None:
             "0.1-13 ms for ordered extents first: the fsync times here are likely low")
 
 
-def _infer_fsync_returns(con, w: Workload) -> np.ndarray:
+def _infer_fsync_returns(con, requests: btrfs_log.WriteRequests, w: Workload) -> np.ndarray:
     """The btrfs fsyncs' returns inferred from the log commits (see btrfs_returns), kept
     on the fsync operations for the replay's timing of each task's next call."""
     ops = w.ops["fsync"]
-    mine = np.array([f is None or f == "btrfs" for f in ops.fs], dtype=bool) if ops.fs is not None else np.ones(len(ops), bool)
+    mine = ops.mask_on("btrfs")
     # Where some CPUs' buffers were overwritten, their tasks' writes and dirtying are
     # missing, and with them what bounds a return: those fsyncs keep none.
     whole = mine & (ops.start >= (w.complete_from_ts or w.start_ts))
     data = w.dirty_ino != BTRFS_BTREE_INODE
     inferred = np.full(len(ops), -1, np.int64)
-    inferred[whole] = btrfs_returns.infer(con, ops.pid[whole], ops.start[whole], w.end_ts, w.dirty_pid[data], w.dirty_ts[data])
+    inferred[whole] = btrfs_returns.infer(con, requests, ops.pid[whole], ops.start[whole], w.end_ts, w.dirty_pid[data],
+                                          w.dirty_ts[data])
     ops.end_inferred = inferred
     return inferred[mine]
 
