@@ -56,13 +56,14 @@ def test_batching_is_what_makes_the_dbench_fsyncs(dbench):
     assert unbatched < 0.5 * observed
 
 
-def shared_log(start, data_ns, commit_ns, tick=0, ticks=2, pid=None, think=None, prep=0):
+def shared_log(start, data_ns, commit_ns, tick=0, ticks=2, pid=None, think=None, prep=0, wake=0):
     n = len(start)
     pid = np.arange(n, dtype=np.int64) if pid is None else np.asarray(pid, np.int64)
     think = np.zeros(n) if think is None else np.asarray(think, np.float64)
     cost, _busy, commits = full_fsync._shared_log(
         pid, np.asarray(start, np.int64), think, np.asarray(data_ns, np.float64), np.zeros(n), np.zeros(n, np.int64),
-        full_fsync.COMMIT_INTERVAL_NS, np.full(n, float(commit_ns)), np.full(n, ticks, np.int64), np.full(n, float(prep)), tick)
+        full_fsync.COMMIT_INTERVAL_NS, np.full(n, float(commit_ns)), np.full(n, ticks, np.int64), np.full(n, float(prep)),
+        np.full(n, float(wake)), tick)
     return cost, commits
 
 
@@ -70,14 +71,28 @@ def test_a_task_ready_during_a_commit_waits_for_it_then_commits_its_own():
     cost, commits = shared_log([0, 0], [1_000, 2_000], 10_000)
     assert commits == 2
     assert list(cost) == [11_000, 21_000]  # the second: after the first commit (wait_log_commit)
+    # It logged its inode while the first commit was written; its own starts `wake` after that one ends.
+    cost, commits = shared_log([0, 0], [1_000, 2_000], 10_000, prep=3_000, wake=500)
+    assert commits == 2 and list(cost) == [14_000, 24_500]
 
 
-def test_a_lone_commit_starts_after_its_task_logged_the_inode():
+def test_a_commit_starts_after_its_task_logged_the_inode():
     cost, commits = shared_log([0], [1_000], 10_000, prep=3_000)
     assert commits == 1 and list(cost) == [14_000]
-    # Another task ready while the first prepares joins it: one commit, no preparation wait of its own.
+    # Another task ready 1 us later logs its inode 1 us after the first: too late to join
+    # (start_log_trans after the committer's log writes began), it commits next.
     cost, commits = shared_log([0, 0], [1_000, 2_000], 10_000, prep=3_000)
+    assert commits == 2 and list(cost) == [14_000, 24_000]
+    # Logged first, it joins: both return with the one commit.
+    cost, commits = shared_log([0, 0], [1_000, 1_000], 10_000, prep=3_000)
     assert commits == 1 and list(cost) == [14_000, 14_000]
+
+
+def test_every_task_ready_during_a_commit_joins_the_next():
+    # Three tasks ready while the first commit (1-11 us) is written all commit at 11 us +
+    # wake, together, though their preparation would end at different times.
+    cost, commits = shared_log([0, 0, 0, 0], [1_000, 2_000, 3_000, 9_000], 10_000, pid=[1, 2, 3, 4], prep=0, wake=1_000)
+    assert commits == 2 and list(cost) == [11_000, 22_000, 22_000, 22_000]
 
 
 def test_tasks_ready_by_the_commit_return_with_it():
@@ -103,8 +118,8 @@ def test_a_task_runs_its_fsyncs_in_order_with_its_recorded_work_between():
     assert commits == 2 and list(cost) == [11_000, 11_000]
 
 
-def plain_shared_log(pid, start, think, data_ns, per_extent, slot, txn_ns, commit_ns, batch_ticks, solo_prep, tick):
-    """The shared log scanning every task at each commit (the heap's reference)."""
+def plain_shared_log(pid, start, think, data_ns, per_extent, slot, txn_ns, commit_ns, batch_ticks, prep, wake, tick):
+    """The shared log scanning every task at each commit (the heaps' reference)."""
     tasks = [list(np.flatnonzero(pid == p)) for p in dict.fromkeys(pid.tolist())]
     cost, busy = np.zeros(len(pid)), np.zeros(len(pid))
     txn_of, extents = {}, {}
@@ -125,31 +140,36 @@ def plain_shared_log(pid, start, think, data_ns, per_extent, slot, txn_ns, commi
         active = [p for p in range(len(tasks)) if cur[p] < len(tasks[p])]
         if not active:
             return cost, busy, commits
-        begin = max(min(ready[p] for p in active), prev_end)
-        if sum(ready[p] <= begin for p in active) == 1:
-            begin += solo_prep[commits]
-        if tick and sum(ready[p] <= begin for p in active) > 1:
+        joins = {p: ready[p] + prep[tasks[p][cur[p]]] for p in active}
+        queued = {p for p in active if ready[p] <= prev_end}
+        if queued:
+            begin = min([prev_end + wake[commits]] + [joins[p] for p in active if p not in queued])
+        else:
+            begin = min(joins.values())
+
+        def members():
+            return [p for p in active if p in queued or joins[p] <= begin]
+        if tick and len(members()) > 1:
             while True:
-                latest = max([prev_end] + [ready[p] for p in active if ready[p] <= begin])
+                latest = max([prev_end] + [ready[p] for p in members()])
                 later = (np.floor(latest / tick) + batch_ticks[commits]) * tick
                 if later <= begin:
                     break
                 begin = later
         done = begin + commit_ns[commits]
         commits += 1
-        for p in active:
-            if ready[p] <= begin:
-                j = tasks[p][cur[p]]
-                cost[j], busy[j] = done - entry[p], done - origin[p]
-                cur[p] += 1
-                if cur[p] < len(tasks[p]):
-                    entry[p] = done + think[tasks[p][cur[p]]]
-                    ready[p] = ready_at(entry[p], tasks[p][cur[p]])
+        for p in members():
+            j = tasks[p][cur[p]]
+            cost[j], busy[j] = done - entry[p], done - origin[p]
+            cur[p] += 1
+            if cur[p] < len(tasks[p]):
+                entry[p] = done + think[tasks[p][cur[p]]]
+                ready[p] = ready_at(entry[p], tasks[p][cur[p]])
         prev_end = done
 
 
 @pytest.mark.parametrize("seed", range(6))
-def test_the_heap_equals_the_scan(seed):
+def test_the_heaps_equal_the_scan(seed):
     rng = np.random.default_rng(seed)
     n, tasks = 400, int(rng.integers(1, 40))
     pid = np.sort(rng.integers(0, tasks, n)).astype(np.int64)
@@ -164,10 +184,11 @@ def test_the_heap_equals_the_scan(seed):
     commit_ns = rng.integers(1_000, 9_000, n).astype(np.float64)
     batch_ticks = rng.integers(0, 5, n).astype(np.int64)
     txn = 150_000
-    solo_prep = rng.choice([0.0, 1_500.0, 6_000.0], n)
+    prep = rng.choice([0.0, 1_500.0, 6_000.0], n)
+    wake = rng.choice([0.0, 800.0, 4_000.0], n)
     for tick in (0, 4_000):
-        got = full_fsync._shared_log(pid, start, think, data_ns, per_extent, slot, txn, commit_ns, batch_ticks, solo_prep, tick)
-        want = plain_shared_log(pid, start, think, data_ns, per_extent, slot, txn, commit_ns, batch_ticks, solo_prep, tick)
+        got = full_fsync._shared_log(pid, start, think, data_ns, per_extent, slot, txn, commit_ns, batch_ticks, prep, wake, tick)
+        want = plain_shared_log(pid, start, think, data_ns, per_extent, slot, txn, commit_ns, batch_ticks, prep, wake, tick)
         assert got[2] == want[2]
         assert np.array_equal(got[0], want[0]) and np.array_equal(got[1], want[1])
 

@@ -18,21 +18,28 @@ CSUM_LOOKUP_NS is an assumption, not a measurement: no capture here shows the lo
 the fix's commit message (5e548b32018d) gives only end-to-end throughput.
 
 Then the log is synced, and that is shared (fs/btrfs/tree-log.c, btrfs_sync_log; see
-advisor/replay/btrfs_log.py): a task ready to sync joins the open log transaction; the
-first one ready commits it, after the previous log commit has finished
-(wait_log_commit); every member returns when the commit ends; tasks ready while a commit
-is being written join the next one. A log transaction more than one task joined is
-batched first on a rotational device (no SSD mount option): the committer sleeps one
-jiffy at a time while log_batch moves, so the commit starts on a jiffy boundary some
-jiffies after its last member is ready — the jiffy and the number of jiffies as the
-capture's own shared log commits show them (btrfs_log.LogCommits.batch_ticks, drawn in a
-fixed permutation of their quantiles), re-applied whenever a late member joins. A
-commit's own length (log tree writes, cache flush, superblock, post-flush) is drawn the
-same way from the capture's commits. Without observed log commits (another filesystem,
-no block events, a synthetic workload) a commit is a log write and a superblock write,
-each taking a cache flush (the device's RWBS F requests, or one request's latency when
-longer), and there is no batching sleep
-(SSD mode, what btrfs picks on a non-rotational device).
+advisor/replay/btrfs_log.py). A task joins the open log transaction once it has logged its
+inode (start_log_trans), some preparation after its data is on disk (the ordered extents'
+completion, then logging). The first to join commits, after the previous log commit has
+finished (wait_log_commit); every member returns when the commit ends. A task that joins
+after the commit's log writes began waits for it, then commits the next: with two tasks
+ready 0.1 ms apart and 0.15 ms of preparation each, the first commits alone. Tasks ready
+while a commit is being written log their inodes meanwhile and all join the next one,
+which starts some time after the previous commit's end. Both times, each fsync's
+preparation and a commit's start after the previous one, are drawn (in separate
+permutations) from what the capture's lone commits took from their data on disk, or the
+previous commit's end when that came later, to their first log write. A log transaction
+more than one task joined is batched first on a rotational device (no SSD mount option):
+the committer sleeps one jiffy at a time while log_batch moves, so the commit starts on a
+jiffy boundary some jiffies after its last member is ready — the jiffy and the number of
+jiffies as the capture's own shared log commits show them
+(btrfs_log.LogCommits.batch_ticks, drawn in a fixed permutation of their quantiles),
+re-applied whenever a late member joins. A commit's own length (log tree writes, cache
+flush, superblock, post-flush) is drawn the same way from the capture's commits. Without
+observed log commits (another filesystem, no block events, a synthetic workload) a commit
+is a log write and a superblock write, each taking a cache flush (the device's RWBS F
+requests, or one request's latency when longer), there is no preparation and no batching
+sleep (SSD mode, what btrfs picks on a non-rotational device).
 
 Closed loop per task: each task keeps its recorded work between fsyncs (from one fsync's
 return to its next call) and runs its fsyncs at the policy's cost on the shared clock,
@@ -98,10 +105,10 @@ def _simulate(w: Workload, policy: Policy) -> dict:
     data_ns = np.where(data > 0, dev.service_times_ns(data, seed=1), 0.0)
     releasing = bool(w.reclaim_events)
     per_extent = CSUM_LOOKUP_NS * _concurrency(start, end) if (releasing and not policy.fixed) else np.zeros(len(start))
-    commit_ns, batch_ticks, solo_prep, tick = _log_commit_draws(w, len(start))
+    commit_ns, batch_ticks, prep, wake, tick = _log_commit_draws(w, len(start))
     _, inode_slot = np.unique(ino, return_inverse=True)
     cost, busy, commits = _shared_log(pid, start, _think_ns(pid, start, end), data_ns, per_extent, inode_slot.astype(np.int64),
-                                      COMMIT_INTERVAL_NS, commit_ns, batch_ticks, solo_prep, tick)
+                                      COMMIT_INTERVAL_NS, commit_ns, batch_ticks, prep, wake, tick)
     return {
         "fsync_count": int(len(cost)),
         "fsync_mean_ms": ms(cost.mean()),
@@ -115,20 +122,22 @@ def _simulate(w: Workload, policy: Policy) -> dict:
     }
 
 
-def _log_commit_draws(w: Workload, n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
-    """Up to n log commits' lengths, batching jiffies and lone commits' preparation, and
-    the jiffy (0: no batching): the capture's own, in a fixed permutation of their
-    quantiles (sample values, as the device model draws them), else the device's. Each
-    quantity has its own permutation (seed): drawn with one, a commit's length, its
-    batching and its preparation would be rank-correlated, all slow together."""
+def _log_commit_draws(w: Workload, n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, int]:
+    """Up to n log commits' lengths and batching jiffies, each of n fsyncs' preparation,
+    up to n commits' start after the previous one (both drawn from the lone commits'
+    preparation), and the jiffy (0: no batching): the capture's own, in a fixed
+    permutation of their quantiles (sample values, as the device model draws them), else
+    the device's. Each quantity has its own permutation (seed): drawn with one, a commit's
+    length, its batching and its preparation would be rank-correlated, all slow together."""
     seen = w.log_commits
     if seen is None:
         dev = w.device
         # The log tree write and the superblock write, each flushing the device cache.
-        return np.full(n, float(2 * max(dev.latency_ns, dev.flush_ns))), np.zeros(n, np.int64), np.zeros(n), 0
+        return np.full(n, float(2 * max(dev.latency_ns, dev.flush_ns))), np.zeros(n, np.int64), np.zeros(n), np.zeros(n), 0
     ticks = permuted_quantiles(seen.batch_ticks, n, 3).astype(np.int64) if seen.tick_ns else np.zeros(n, np.int64)
-    prep = permuted_quantiles(seen.solo_prep_ns, n, 4).astype(np.float64) if len(seen.solo_prep_ns) else np.zeros(n)
-    return permuted_quantiles(seen.commit_ns, n, 2).astype(np.float64), ticks, prep, int(seen.tick_ns)
+    prep, wake = ((permuted_quantiles(seen.solo_prep_ns, n, 4).astype(np.float64), permuted_quantiles(seen.solo_prep_ns, n, 5).astype(np.float64))
+                  if len(seen.solo_prep_ns) else (np.zeros(n), np.zeros(n)))
+    return permuted_quantiles(seen.commit_ns, n, 2).astype(np.float64), ticks, prep, wake, int(seen.tick_ns)
 
 
 def _data_since_previous(w: Workload, start: np.ndarray, ino: np.ndarray) -> np.ndarray:
@@ -154,20 +163,24 @@ def _think_ns(pid: np.ndarray, start: np.ndarray, end: np.ndarray) -> np.ndarray
 
 
 @numba.njit(cache=True)
-def _shared_log(pid, start, think_ns, data_ns, per_extent, inode_slot, txn_ns, commit_ns, batch_ticks, solo_prep, tick):
+def _shared_log(pid, start, think_ns, data_ns, per_extent, inode_slot, txn_ns, commit_ns, batch_ticks, prep, wake, tick):
     """The tasks' fsyncs (grouped by task, in time order) on one clock through the shared
-    log. A task's fsync is ready to sync after its data write and its logging (one
+    log. A task's fsync is ready when its data is written and its extents looked up (one
     checksum lookup, `per_extent`, per extent its inode has in the transaction when the
     whole transaction is logged: one per fsync of the inode since the last commit, every
-    txn_ns). The earliest ready task commits the open log transaction, no earlier than
-    the previous commit's end; with `tick`, a commit more than one task joined starts
-    `batch_ticks` jiffy boundaries after its last member was ready. Every task ready by
-    the commit's start is a member and returns at its end. Returns each fsync's cost,
-    its task's busy time up to its return, and the number of commits.
+    txn_ns); it joins the open log transaction `prep` later, once it has logged its inode.
+    The first to join commits, no earlier than the previous commit's end. Tasks ready
+    while the previous commit was written logged meanwhile: they all join the next commit,
+    which starts `wake` after the previous one ends (or when another task joins first).
+    With `tick`, a commit more than one task joined starts `batch_ticks` jiffy boundaries
+    after its last member was ready (or the previous commit ended). Every task joined by
+    the commit's start is a member and returns at its end. Returns each fsync's cost, its
+    task's busy time up to its return, and the number of commits.
 
-    The tasks waiting to sync are a heap on their ready time, so a commit costs the log
-    of the tasks, not a scan of every task (captures can hold thousands of tasks with
-    one fsync each)."""
+    The tasks waiting to sync are two heaps, on their join and on their ready time (an
+    fsync taken from one is skipped in the other), so a commit costs the log of the
+    tasks, not a scan of every task (captures can hold thousands of tasks with one fsync
+    each)."""
     n = len(pid)
     cost = np.zeros(n)
     busy = np.zeros(n)
@@ -176,24 +189,40 @@ def _shared_log(pid, start, think_ns, data_ns, per_extent, inode_slot, txn_ns, c
     extents = np.zeros(n_slots, np.int64)
     entry = np.zeros(n)  # per fsync: when its task called it
     origin = np.zeros(n)  # per fsync: its task's first call
-    waiting = [(0.0, 0)]  # (ready time, fsync index) of each task's current fsync
-    waiting.pop()
+    ready = np.zeros(n)
+    taken = np.zeros(n, np.bool_)
+    by_join = [(0.0, 0)]  # (joins the log transaction, fsync index) of each task's current fsync
+    by_join.pop()
+    by_ready = [(0.0, 0)]  # (ready, fsync index)
+    by_ready.pop()
     for j in range(n):
         if j == 0 or pid[j] != pid[j - 1]:
             entry[j] = np.float64(start[j])
             origin[j] = entry[j]
-            waiting.append((_ready_at(entry[j], j, data_ns, per_extent, inode_slot, txn_ns, txn_of, extents), j))
-    heapq.heapify(waiting)
+            _wait(j, entry[j], data_ns, per_extent, inode_slot, txn_ns, txn_of, extents, prep, ready, by_join, by_ready)
     members = np.empty(n, np.int64)
     prev_end = -1e30
     commits = 0
-    while len(waiting):
-        begin = max(waiting[0][0], prev_end)
-        count, latest = _join(waiting, begin, members, 0, prev_end)
-        if count == 1:
-            # A commit alone starts once its fsync has logged its inode (solo_prep).
-            begin = max(begin, latest) + solo_prep[commits]
-            count, latest = _join(waiting, begin, members, count, latest)
+    waiting = len(by_join)
+    while waiting:
+        # The tasks that became ready while the previous commit was written.
+        count, latest = 0, prev_end
+        while len(by_ready) and by_ready[0][0] <= prev_end:
+            j = heapq.heappop(by_ready)[1]
+            if not taken[j]:
+                taken[j] = True
+                members[count] = j
+                count += 1
+                latest = max(latest, ready[j])
+        while len(by_join) and taken[by_join[0][1]]:
+            heapq.heappop(by_join)
+        if count:
+            begin = prev_end + wake[commits]
+            if len(by_join) and by_join[0][0] < begin:
+                begin = by_join[0][0]
+        else:
+            begin = by_join[0][0]
+        count, latest = _join(by_join, begin, taken, ready, members, count, latest)
         if tick > 0 and count > 1:
             k = batch_ticks[commits]
             while True:
@@ -201,9 +230,10 @@ def _shared_log(pid, start, think_ns, data_ns, per_extent, inode_slot, txn_ns, c
                 if later <= begin:
                     break
                 begin = later
-                count, latest = _join(waiting, begin, members, count, latest)
+                count, latest = _join(by_join, begin, taken, ready, members, count, latest)
         done = begin + commit_ns[commits]
         commits += 1
+        waiting -= count
         for m in range(count):
             j = members[m]
             cost[j] = done - entry[j]
@@ -211,20 +241,32 @@ def _shared_log(pid, start, think_ns, data_ns, per_extent, inode_slot, txn_ns, c
             if j + 1 < n and pid[j + 1] == pid[j]:
                 entry[j + 1] = done + think_ns[j + 1]
                 origin[j + 1] = origin[j]
-                heapq.heappush(waiting, (_ready_at(entry[j + 1], j + 1, data_ns, per_extent, inode_slot, txn_ns, txn_of, extents), j + 1))
+                _wait(j + 1, entry[j + 1], data_ns, per_extent, inode_slot, txn_ns, txn_of, extents, prep, ready, by_join, by_ready)
+                waiting += 1
         prev_end = done
     return cost, busy, commits
 
 
 @numba.njit(cache=True)
-def _join(waiting, begin, members, count, latest):
-    """Pop every task ready by `begin` into the commit's members; the new member count
+def _wait(j, entry, data_ns, per_extent, inode_slot, txn_ns, txn_of, extents, prep, ready, by_join, by_ready):
+    """Fsync j, called at `entry`, waits to sync: on both heaps."""
+    ready[j] = _ready_at(entry, j, data_ns, per_extent, inode_slot, txn_ns, txn_of, extents)
+    heapq.heappush(by_join, (ready[j] + prep[j], j))
+    heapq.heappush(by_ready, (ready[j], j))
+
+
+@numba.njit(cache=True)
+def _join(by_join, begin, taken, ready, members, count, latest):
+    """Take every task joined by `begin` into the commit's members; the new member count
     and the latest ready time among them."""
-    while len(waiting) and waiting[0][0] <= begin:
-        r, j = heapq.heappop(waiting)
+    while len(by_join) and by_join[0][0] <= begin:
+        j = heapq.heappop(by_join)[1]
+        if taken[j]:
+            continue
+        taken[j] = True
         members[count] = j
         count += 1
-        latest = max(latest, r)
+        latest = max(latest, ready[j])
     return count, latest
 
 
