@@ -191,7 +191,7 @@ def observe(req: WriteRequests, fsync_pid: np.ndarray, fsync_start: np.ndarray, 
     return out
 
 
-def _rows_by_task(pid: np.ndarray) -> dict:
+def rows_by_task(pid: np.ndarray) -> dict:
     """Row numbers of each task, in row order."""
     order = np.argsort(pid, kind="stable")
     tasks, first = np.unique(pid[order], return_index=True)
@@ -208,7 +208,7 @@ class Spans:
         self._sorted_start = start[self._by_start]
         # The longest span bounds how far back a span running at t can have started.
         self._longest = int((end - start).max()) if len(start) else 0
-        self.index = _rows_by_task(pid)  # start order within a task
+        self.index = rows_by_task(pid)  # start order within a task
 
     def running(self, t) -> np.ndarray:
         """Spans of any task that hold time t."""
@@ -241,7 +241,7 @@ class ByPid:
 
     def __init__(self, pid, ts):
         self.ts = ts
-        self.index = {p: (rows, ts[rows]) for p, rows in _rows_by_task(pid).items()}
+        self.index = {p: (rows, ts[rows]) for p, rows in rows_by_task(pid).items()}
 
     def between(self, p, t0, t1) -> np.ndarray:
         mine = self.index.get(p)

@@ -24,6 +24,8 @@ OPS_VIEWS = {"sync": "sync_ops", "fsync": "fsync_ops", "sync_file_range": "sync_
 FILESYSTEMS = ("btrfs", "ext4", "xfs")
 # BTRFS_BTREE_INODE_OBJECTID: the inode whose page cache holds btrfs's metadata blocks.
 BTRFS_BTREE_INODE = 1
+# The fewest gaps between a task's calls from which Ops.paced compares their variances.
+MIN_PACED_GAPS = 10
 
 
 @dataclass
@@ -77,6 +79,27 @@ class Ops:
 
     def durations_ns(self) -> np.ndarray:
         return (self.end - self.start)[self.complete]
+
+    def paced(self) -> np.ndarray:
+        """Per operation: does its task keep a schedule? A rate-limited writer (fio
+        --rate_iops, a database's checkpointer) calls on a clock: an fsync that ran long
+        is followed by a shorter gap before the next call, so its calls' spacing varies
+        less than the gaps themselves. In a closed loop (work, fsync, work, ...) the
+        spacing is the fsync plus the gap and varies more. Judged on the task's calls
+        whose return is known (seen or inferred), from MIN_PACED_GAPS gaps up: with
+        fewer, two variances say little. Example: fio at 100 IOPS, an fsync every 4
+        writes, calls every 40.0 ms (sd 1.6) while its fsyncs take 11-24 ms."""
+        out = np.zeros(len(self), dtype=bool)
+        ends = self.returns()
+        for rows in btrfs_log.rows_by_task(self.pid).values():
+            rows = rows[np.argsort(self.start[rows], kind="stable")]
+            known = ends[rows[:-1]] >= 0
+            if known.sum() < MIN_PACED_GAPS:
+                continue
+            spacing = (self.start[rows[1:]] - self.start[rows[:-1]])[known]
+            gaps = (self.start[rows[1:]] - ends[rows[:-1]])[known]
+            out[rows] = np.var(spacing) < np.var(gaps)
+        return out
 
     def longest(self) -> int:
         """The operation to replay: the longest completed one, else the first."""
@@ -276,6 +299,7 @@ def _from_store(con, source: str, device_override: Device | None, views: Views) 
     _log_commits(con, views, w)
     if w.log_commits is not None:
         w.filesystems |= {"btrfs"}
+    _paced_fsyncs(w)
     _writeback(con, views, w)
     if views.met("block_requests"):
         w.write_done_ts = _i64(con.execute("SELECT complete_ts FROM block_requests WHERE write AND NOT meta AND bytes > 0 "
@@ -408,6 +432,23 @@ def _log_commits(con, views: Views, w: Workload) -> None:
             "waiting for a cache flush, without batching. Commits measured on captures that show them took 0.9-3.5x "
             "that (the log tree takes several writes, twice with the DUP metadata profile), and a lone one waited "
             "0.1-13 ms for ordered extents first: the fsync times here are likely low")
+
+
+def _paced_fsyncs(w: Workload) -> None:
+    """Say which tasks' btrfs fsyncs keep a schedule (Ops.paced): the fsync replay keeps
+    their calls."""
+    if w.filesystems is not None and "btrfs" not in w.filesystems:
+        return
+    fsync = w.op("fsync").on("btrfs")
+    paced = fsync.paced()
+    if not paced.any():
+        return
+    tasks, mine = np.unique(fsync.pid[paced]), fsync.start[paced]
+    spacing = np.concatenate([np.diff(np.sort(mine[fsync.pid[paced] == p])) for p in tasks])
+    w.assumptions.append(
+        f"{len(tasks)} of {len(np.unique(fsync.pid))} tasks calling fsync keep a schedule (a call every "
+        f"{np.median(spacing) / 1e6:.1f} ms median, spaced more evenly than the gaps after each return, as a rate-limited "
+        "writer's are): the replay keeps their recorded call times, later only where the previous fsync returns late")
 
 
 def _infer_fsync_returns(con, requests: btrfs_log.WriteRequests, w: Workload) -> np.ndarray:

@@ -56,12 +56,13 @@ def test_batching_is_what_makes_the_dbench_fsyncs(dbench):
     assert unbatched < 0.5 * observed
 
 
-def shared_log(start, data_ns, commit_ns, tick=0, ticks=2, pid=None, think=None, prep=0, wake=0):
+def shared_log(start, data_ns, commit_ns, tick=0, ticks=2, pid=None, think=None, prep=0, wake=0, paced=False):
     n = len(start)
     pid = np.arange(n, dtype=np.int64) if pid is None else np.asarray(pid, np.int64)
     think = np.zeros(n) if think is None else np.asarray(think, np.float64)
     cost, _busy, commits = full_fsync._shared_log(
-        pid, np.asarray(start, np.int64), think, np.asarray(data_ns, np.float64), np.zeros(n), np.zeros(n, np.int64),
+        pid, np.asarray(start, np.int64), think, np.full(n, paced), np.asarray(data_ns, np.float64), np.zeros(n),
+        np.zeros(n, np.int64),
         full_fsync.COMMIT_INTERVAL_NS, np.full(n, float(commit_ns)), np.full(n, ticks, np.int64), np.full(n, float(prep)),
         np.full(n, float(wake)), tick)
     return cost, commits
@@ -118,7 +119,23 @@ def test_a_task_runs_its_fsyncs_in_order_with_its_recorded_work_between():
     assert commits == 2 and list(cost) == [11_000, 11_000]
 
 
-def plain_shared_log(pid, start, think, data_ns, per_extent, slot, txn_ns, commit_ns, batch_ticks, prep, wake, tick):
+def test_a_task_on_a_schedule_keeps_its_recorded_calls():
+    # One task's calls recorded at 0 and 50 us, 3 us of work before the second. In a
+    # closed loop the second is called 3 us after the first returns; on a schedule, at
+    # 50 us as recorded, or at the return if that is later.
+    def second_call_returns(commit_ns, paced):
+        _cost, busy, _ = full_fsync._shared_log(
+            np.array([7, 7]), np.array([0, 50_000]), np.array([0.0, 3_000.0]), np.array([paced, paced]), np.array([1_000.0, 1_000.0]),
+            np.zeros(2), np.zeros(2, np.int64), full_fsync.COMMIT_INTERVAL_NS, np.full(2, float(commit_ns)), np.zeros(2, np.int64),
+            np.zeros(2), np.zeros(2), 0)
+        return busy[1]  # from the task's first call
+
+    assert second_call_returns(10_000, paced=False) == 11_000 + 3_000 + 11_000
+    assert second_call_returns(10_000, paced=True) == 50_000 + 11_000
+    assert second_call_returns(60_000, paced=True) == 61_000 + 61_000  # the first returned after the slot: called at once
+
+
+def plain_shared_log(pid, start, think, paced, data_ns, per_extent, slot, txn_ns, commit_ns, batch_ticks, prep, wake, tick):
     """The shared log scanning every task at each commit (the heaps' reference)."""
     tasks = [list(np.flatnonzero(pid == p)) for p in dict.fromkeys(pid.tolist())]
     cost, busy = np.zeros(len(pid)), np.zeros(len(pid))
@@ -163,7 +180,8 @@ def plain_shared_log(pid, start, think, data_ns, per_extent, slot, txn_ns, commi
             cost[j], busy[j] = done - entry[p], done - origin[p]
             cur[p] += 1
             if cur[p] < len(tasks[p]):
-                entry[p] = done + think[tasks[p][cur[p]]]
+                j = tasks[p][cur[p]]
+                entry[p] = max(float(start[j]), done) if paced[j] else done + think[j]
                 ready[p] = ready_at(entry[p], tasks[p][cur[p]])
         prev_end = done
 
@@ -178,6 +196,7 @@ def test_the_heaps_equal_the_scan(seed):
         mine = np.flatnonzero(pid == p)
         start[mine] = np.sort(rng.integers(0, 200_000, len(mine)))
     think = rng.integers(0, 20_000, n).astype(np.float64)
+    paced = np.isin(pid, rng.choice(pid, max(1, tasks // 3)))  # some tasks on a schedule
     data_ns = rng.choice([0.0, 500.0, 3_000.0, 12_000.0], n)
     per_extent = rng.choice([0.0, 700.0], n)
     slot = pid.copy()  # one file per task: the extent count does not depend on commit order
@@ -187,8 +206,8 @@ def test_the_heaps_equal_the_scan(seed):
     prep = rng.choice([0.0, 1_500.0, 6_000.0], n)
     wake = rng.choice([0.0, 800.0, 4_000.0], n)
     for tick in (0, 4_000):
-        got = full_fsync._shared_log(pid, start, think, data_ns, per_extent, slot, txn, commit_ns, batch_ticks, prep, wake, tick)
-        want = plain_shared_log(pid, start, think, data_ns, per_extent, slot, txn, commit_ns, batch_ticks, prep, wake, tick)
+        got = full_fsync._shared_log(pid, start, think, paced, data_ns, per_extent, slot, txn, commit_ns, batch_ticks, prep, wake, tick)
+        want = plain_shared_log(pid, start, think, paced, data_ns, per_extent, slot, txn, commit_ns, batch_ticks, prep, wake, tick)
         assert got[2] == want[2]
         assert np.array_equal(got[0], want[0]) and np.array_equal(got[1], want[1])
 

@@ -44,7 +44,11 @@ sleep (SSD mode, what btrfs picks on a non-rotational device).
 Closed loop per task: each task keeps its recorded work between fsyncs (from one fsync's
 return to its next call) and runs its fsyncs at the policy's cost on the shared clock,
 which also decides how many fsyncs fall in one transaction; `fsync_writer_mib_s` is the
-fsync'd bytes over the busiest task's time (fio's group throughput for fsync=1 jobs).
+fsync'd bytes over the busiest task's time (fio's group throughput for fsync=1 jobs). A
+task that keeps a schedule (Ops.paced: a rate-limited writer, whose calls are spaced more
+evenly than the gaps after each return) keeps its recorded call times instead, and calls
+at once when its previous fsync returns late: a faster policy lowers its fsync latency,
+not its throughput.
 """
 
 from __future__ import annotations
@@ -98,8 +102,9 @@ def _simulate(w: Workload, policy: Policy) -> dict:
     pid, start, ino = f.pid[known], f.start[known], f.ino[known]
     returned = f.returns()[known]  # seen, else inferred from the log commits
     end = np.where(returned >= 0, returned, start)
+    paced = f.paced()[known]
     order = np.lexsort((start, pid))  # each task's fsyncs together, in time order
-    pid, start, ino, end = pid[order], start[order], ino[order], end[order]
+    pid, start, ino, end, paced = pid[order], start[order], ino[order], end[order], paced[order]
     data = _data_since_previous(w, start, ino)
     dev = w.device
     data_ns = np.where(data > 0, dev.service_times_ns(data, seed=1), 0.0)
@@ -107,7 +112,7 @@ def _simulate(w: Workload, policy: Policy) -> dict:
     per_extent = CSUM_LOOKUP_NS * _concurrency(start, end) if (releasing and not policy.fixed) else np.zeros(len(start))
     commit_ns, batch_ticks, prep, wake, tick = _log_commit_draws(w, len(start))
     _, inode_slot = np.unique(ino, return_inverse=True)
-    cost, busy, commits = _shared_log(pid, start, _think_ns(pid, start, end), data_ns, per_extent, inode_slot.astype(np.int64),
+    cost, busy, commits = _shared_log(pid, start, _think_ns(pid, start, end), paced, data_ns, per_extent, inode_slot.astype(np.int64),
                                       COMMIT_INTERVAL_NS, commit_ns, batch_ticks, prep, wake, tick)
     return {
         "fsync_count": int(len(cost)),
@@ -163,7 +168,7 @@ def _think_ns(pid: np.ndarray, start: np.ndarray, end: np.ndarray) -> np.ndarray
 
 
 @numba.njit(cache=True)
-def _shared_log(pid, start, think_ns, data_ns, per_extent, inode_slot, txn_ns, commit_ns, batch_ticks, prep, wake, tick):
+def _shared_log(pid, start, think_ns, paced, data_ns, per_extent, inode_slot, txn_ns, commit_ns, batch_ticks, prep, wake, tick):
     """The tasks' fsyncs (grouped by task, in time order) on one clock through the shared
     log. A task's fsync is ready when its data is written and its extents looked up (one
     checksum lookup, `per_extent`, per extent its inode has in the transaction when the
@@ -174,8 +179,10 @@ def _shared_log(pid, start, think_ns, data_ns, per_extent, inode_slot, txn_ns, c
     which starts `wake` after the previous one ends (or when another task joins first).
     With `tick`, a commit more than one task joined starts `batch_ticks` jiffy boundaries
     after its last member was ready (or the previous commit ended). Every task joined by
-    the commit's start is a member and returns at its end. Returns each fsync's cost, its
-    task's busy time up to its return, and the number of commits.
+    the commit's start is a member and returns at its end. A task calls its next fsync
+    `think_ns` after the return, or, when it keeps a schedule (`paced`), at its recorded
+    call time, or at the return if that is later. Returns each fsync's cost, its task's
+    busy time up to its return, and the number of commits.
 
     The tasks waiting to sync are two heaps, on their join and on their ready time (an
     fsync taken from one is skipped in the other), so a commit costs the log of the
@@ -239,7 +246,7 @@ def _shared_log(pid, start, think_ns, data_ns, per_extent, inode_slot, txn_ns, c
             cost[j] = done - entry[j]
             busy[j] = done - origin[j]
             if j + 1 < n and pid[j + 1] == pid[j]:
-                entry[j + 1] = done + think_ns[j + 1]
+                entry[j + 1] = max(np.float64(start[j + 1]), done) if paced[j + 1] else done + think_ns[j + 1]
                 origin[j + 1] = origin[j]
                 _wait(j + 1, entry[j + 1], data_ns, per_extent, inode_slot, txn_ns, txn_of, extents, prep, ready, by_join, by_ready)
                 waiting += 1
