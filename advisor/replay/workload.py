@@ -443,10 +443,11 @@ def _paced_fsyncs(w: Workload) -> None:
     paced = fsync.paced()
     if not paced.any():
         return
-    tasks, mine = np.unique(fsync.pid[paced]), fsync.start[paced]
-    spacing = np.concatenate([np.diff(np.sort(mine[fsync.pid[paced] == p])) for p in tasks])
+    calls = fsync.start[paced]
+    by_task = btrfs_log.rows_by_task(fsync.pid[paced])
+    spacing = np.concatenate([np.diff(np.sort(calls[rows])) for rows in by_task.values()])
     w.assumptions.append(
-        f"{len(tasks)} of {len(np.unique(fsync.pid))} tasks calling fsync keep a schedule (a call every "
+        f"{len(by_task)} of {len(np.unique(fsync.pid))} tasks calling fsync keep a schedule (a call every "
         f"{np.median(spacing) / 1e6:.1f} ms median, spaced more evenly than the gaps after each return, as a rate-limited "
         "writer's are): the replay keeps their recorded call times, later only where the previous fsync returns late")
 
