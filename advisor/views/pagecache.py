@@ -83,22 +83,33 @@ def _inode_completed(tables, present: Present) -> str:
     return f"SELECT ts, pid, comm, ino, 'completed' AS kind FROM {tables[0]}"
 
 
+def _inode_marked(tables, present: Present) -> str:
+    return f"SELECT ts, pid, comm, ino, 'marked' AS kind FROM {tables[0]}"
+
+
 INODE_WRITEBACK = View(
     "inode_writeback",
-    "inodes written back: by the writeback code (kind 'written', writeback_single_inode) "
-    "or seen leaving writeback when their IO completed (kind 'completed', sb_clear_inode_writeback)",
+    "inodes written back: by the writeback code (kind 'written', writeback_single_inode), "
+    "seen leaving writeback when their IO completed (kind 'completed', sb_clear_inode_writeback), "
+    "or seen entering it as a first page was put under writeback, in the context of whoever did it "
+    "(kind 'marked', sb_mark_inode_writeback)",
     (_TS, *_TASK, Column("bdi", "VARCHAR", "backing device"), Column("ino", "UBIGINT", "inode"),
      Column("wrote", "BIGINT", "pages written in this pass"), Column("nr_to_write", "BIGINT", "pages left to write in the work"),
      Column("writeback_index", "UBIGINT", "where the next cyclic pass starts (page index)"),
      Column("i_state", "UBIGINT", "the inode's state bits after the pass (I_DIRTY_PAGES 0x4, I_SYNC 0x80, ...)"),
      Column("i_state_name", "VARCHAR", "their names as trace-cmd prints them, from the capture's own print format"),
-     Column("kind", "VARCHAR", "'written' or 'completed'")),
+     Column("kind", "VARCHAR", "'written', 'completed' or 'marked'")),
     (Source("writeback_single_inode", (("writeback:writeback_single_inode",),), _inode_written, fields=(("ino",),),
             optional=(("bdi", "name"), ("wrote", "wrote"), ("nr_to_write", "nr_to_write|to_write"),
                       ("writeback_index", "writeback_index|index"), ("i_state", "state"), ("i_state_name", "state"))),
      Source("sb_clear_inode_writeback", (("writeback:sb_clear_inode_writeback",),), _inode_completed, fields=(("ino",),),
             provides=("ts", "pid", "comm", "ino", "kind"),
-            lacks="completions only: who wrote the inode and how many pages are not shown")),
+            lacks="completions only: who wrote the inode and how many pages are not shown"),
+     # Fires only when an inode with no page under writeback gets one: a submission while
+     # the inode's earlier IO is in flight shows no mark.
+     Source("sb_mark_inode_writeback", (("writeback:sb_mark_inode_writeback",),), _inode_marked, fields=(("ino",),),
+            provides=("ts", "pid", "comm", "ino", "kind"),
+            lacks="starts only, and only of an inode with no page already under writeback: how many pages are not shown")),
     combines=True,
 )
 

@@ -200,6 +200,14 @@ for run in (1, 2):
 # and not looked at before the model was settled, took its place.
 CAPTURES.append(("dbench-stable1-ext4-run3-v7-zstd", "dbench-stable1-ext4", 3, "capture/22-dbench-stable-ext4.sh (STABLE=1)",
                  W_DBENCH.format(sw=1), m_dbench))
+# Capture 37, recorded the same way later (fio rewriting a file whose pages it puts
+# under writeback itself, with a call the capture does not record).
+W_FIO_REWRITE = ("ext4 on 1 GiB loop (direct-io, stable_writes=1); fio psync 4k sequential rewrite of a 128 KiB file, "
+                 "sync_file_range(WRITE) every 64 writes, invalidate=1 (posix_fadvise DONTNEED on each reopen), 10000 IOPS cap, 3 s; "
+                 "writeback and block subsystems, sched_switch, sched_wakeup, fio's pwrite64 and sync_file_range")
+for run in (1, 2):
+    CAPTURES.append((f"fio-rewrite-stable-ext4-run{run}-v7-zstd", "fio-rewrite-stable-ext4", run, "capture/37-fio-rewrite-stable-ext4.sh",
+                     W_FIO_REWRITE, mm.m_stable))
 HOLDOUT_RUN = {"dbench-stable1-ext4": 3}  # else run 2
 TEXT_CAPTURE = ("fsync-memcg-btrfs-run3-tracefs", "fsync-memcg-btrfs", 3, "capture/24-fsync-memcg-btrfs-tracefs.sh",
                 W_FSYNC_TEXT, m_fsync_text)

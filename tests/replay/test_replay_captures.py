@@ -53,12 +53,7 @@ FIDELITY = [
     ("snapshot-btrfs-v7-none.dat", "btrfs-snapshot-livelock", "snapshot_seconds"),
     ("snapshot-btrfs-v7-none.dat", "btrfs-snapshot-livelock", "written_during_snapshot_bytes"),
     ("stable-pages-ext4-v7-zstd.dat", "stable-page-wait", "write_stall_p50_ms"),
-    pytest.param("stable-pages-ext4-v7-zstd.dat", "stable-page-wait", "write_stall_p99_ms", marks=pytest.mark.xfail(strict=True, reason=(
-        "the writer's wake-up is not modelled: 16 of the capture's 21 stalled writes over 3 ms took 3.38-3.43 ms (one 7.47 ms) "
-        "while their page's IO ended 0.09-0.38 ms into them (e.g. a write at 303.905 ms, its request done at 304.041, "
-        "sb_clear_inode_writeback at 304.070, its page dirtied at 307.309): the writer ran again ~3.2 ms after its wake-up. "
-        "The replay puts each of its 495 stalls on a write the capture shows waiting, with waits of 9.6, 7.3, 3.6 and 3.6 ms "
-        "on the writes that took 9.7, 7.3, 3.7 and 3.7 ms; its p99 is 1.35 ms against 3.44"))),
+    ("stable-pages-ext4-v7-zstd.dat", "stable-page-wait", "write_stall_p99_ms"),
     ("stable-pages-ext4-v7-zstd.dat", "stable-page-wait", "write_stall_max_ms"),
     ("stable-pages-ext4-v7-zstd.dat", "stable-page-wait", "write_stall_count"),
     ("stable-pages-ext4-v7-zstd.dat", "stable-page-wait", "write_max_ms"),

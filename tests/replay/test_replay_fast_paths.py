@@ -15,6 +15,7 @@ import pytest
 from advisor.replay import device
 from advisor.replay.pages import dirty_at, page_ranks, sweep
 from advisor.problems.stable_page_wait import model as stable_pages
+from advisor.problems.stable_page_wait.resume import resume_draws
 from advisor.replay.workload import Ops, Workload, page_key
 
 # Inode 5 and 5 + 2^32 have the same page keys; inode -1 has negative ones.
@@ -98,10 +99,11 @@ def plain_sweep(start_keys, ev_ts, ev_key, t0, page_ns, tagged):
 def plain_waits(w: Workload, write_of: np.ndarray) -> np.ndarray:
     """The stable-pages FIFO as a plain event loop: every writer's events and own
     submissions in recorded order, merged with the flusher's submissions by moved time,
-    scanning every pending page at each submission."""
+    scanning every pending page at each submission; a wait ends with its drawn resume."""
     sub_ts, sub_ino, sub_pid, sub_deadline, sub_done, sub_first_done = stable_pages._submissions(w)
     want = stable_pages._wanted_at(w, write_of)
     closed_loop = not stable_pages._writes_with_waits(w).any()
+    resume = resume_draws(w, len(want))[0]
     pids, writer = np.unique(w.dirty_pid, return_inverse=True)
     sub_writer = [int(np.searchsorted(pids, p)) if p in pids else -1 for p in sub_pid]
     batch = np.zeros(len(sub_ts))
@@ -141,7 +143,7 @@ def plain_waits(w: Workload, write_of: np.ndarray) -> np.ndarray:
             k = w.dirty_key[i]
             own_done = k in owner and owner[k][0] == wr and want[i] >= owner[k][1]
             if k in wb_until and wb_until[k] > t and not own_done:
-                out[i] = wb_until[k] - t
+                out[i] = wb_until[k] - t + resume[i]
             if closed_loop:
                 shift[wr] = shift.get(wr, 0.0) + out[i]
             pending[k] = w.dirty_ino[i]
@@ -200,4 +202,5 @@ def test_stable_page_waits_equal_the_full_scan(seed, writes, preset, completions
     subs = stable_pages._submissions(w)
     assert ((subs.done >= 0).sum() >= 5) == completions  # the capture's ends of writeback are used when there are some
     assert stable_pages._writes_with_waits(w).any() == (writes and completions)  # open loop when writers waited
+    assert (len(resume_draws(w, 1)[1]) > 0) == (writes and completions)  # waits that end with a drawn resume
     assert np.array_equal(got, plain_waits(w, write_of))

@@ -10,8 +10,10 @@ flag) waits only when bdi_cap_stable_pages_required (now SB_I_STABLE_WRITES, set
 the queue's stable_writes).
 
 The model: the pages of an inode are submitted for writeback when the workload's
-sync_file_range / fsync calls on that inode do, and when the flusher (or a sync) writes
-pages of the inode (writeback_single_inode with wrote > 0). A later write that wants a
+sync_file_range / fsync calls on that inode do, when the flusher (or a sync) writes
+pages of the inode (writeback_single_inode with wrote > 0), and when the capture shows
+the inode entering writeback for any other reason (sb_mark_inode_writeback: jbd2 writing
+ordered data, a posix_fadvise, a call the capture did not record). A later write that wants a
 page whose IO has not completed waits for the completion under `always-wait`, and under
 `wait-if-required` only if the device needs stable pages. When the IO completes: where
 the capture shows it (the inode leaving writeback, sb_clear_inode_writeback, and the data
@@ -34,6 +36,7 @@ from typing import NamedTuple
 import numba
 import numpy as np
 
+from advisor.problems.stable_page_wait.resume import resume_draws, say_resume
 from advisor.replay.pages import page_ranks
 from advisor.replay.model import Policy, ProblemModel, ms
 from advisor.replay.workload import Workload
@@ -90,12 +93,54 @@ def _submissions(w: Workload) -> Submissions:
     # A flusher pass is traced once its pages were sent; it began after the flusher's
     # previous pass was traced (flusher threads take inodes one at a time).
     since.append(np.concatenate(([-1], w.inode_written_ts[:-1]))[some] if len(w.inode_written_ts) else np.zeros(0, np.int64))
+    other = _other_starts(w)
+    ts.append(w.inode_marked_ts[other])
+    ino.append(w.inode_marked_ino[other])
+    pid.append(w.inode_marked_pid[other])
+    deadline.append(np.full(int(other.sum()), -1, np.int64))
+    since.append(np.full(int(other.sum()), -1, np.int64))
     order = np.argsort(np.concatenate(ts), kind="stable")
     sub_ts, sub_ino, sub_pid, sub_deadline, sub_since = (np.concatenate(a)[order] for a in (ts, ino, pid, deadline, since))
     done = _recorded_done(sub_ts, sub_ino, w.inode_completed_ts, w.inode_completed_ino)
     early = _done_before_traced(sub_ts, sub_ino, sub_since, w.inode_completed_ts, w.inode_completed_ino)
     done = np.where(early >= 0, early, done)
     return Submissions(sub_ts, sub_ino, sub_pid, sub_deadline, done, _pages_leave_from(sub_ts, done, w.write_done_ts))
+
+
+def _other_starts(w: Workload) -> np.ndarray:
+    """Which of the capture's inodes entering writeback (sb_mark_inode_writeback, in the
+    context of the task that put the first page there) are a writer's own writeback that
+    no placed submission explains: by a task the capture shows making system calls (user
+    space, not a kernel thread) that dirtied pages of that inode, not inside one of its
+    sync_file_range or fsync calls on a known file. They come from calls the capture did
+    not record: fio invalidates a file's cache as it opens it again
+    (posix_fadvise(POSIX_FADV_DONTNEED) starts writeback of its dirty pages), an msync, a
+    close that flushes a truncated file. On a fio rewrite of a 128 KiB file with
+    sync_file_range every 64 writes, fio marked the inode at 408.055 ms between two
+    pwrite64 calls, and its next write waited at 408.160 for page 0.
+
+    Kernel threads' marks are not placed: the flusher's passes are (at
+    writeback_single_inode), and jbd2 writing ordered data takes only the range its
+    transaction logged, which the capture does not show (it redirties the delalloc pages
+    it cannot write, so it shows as dirtying them too). Taken as every dirty page, jbd2's 2,401 marks on a dbench run
+    moved pages out of the flusher's later, slower batches, and 3 of the 19 writes that
+    waited there no longer did."""
+    callers = np.unique(np.concatenate([o.pid for o in w.ops.values()] + [np.zeros(0, np.int64)]))
+    explained = np.ones(len(w.inode_marked_ts), bool)
+    for p in np.intersect1d(np.unique(w.inode_marked_pid), callers):
+        mine = w.inode_marked_pid == p
+        explained[mine] = ~np.isin(w.inode_marked_ino[mine], w.dirty_ino[w.dirty_pid == p])
+    for kind in ("sync_file_range", "fsync"):
+        o = w.op(kind)
+        placed = o.ino >= 0
+        for p in np.intersect1d(np.unique(o.pid[placed]), np.unique(w.inode_marked_pid)):
+            mine = np.flatnonzero(placed & (o.pid == p))
+            mine = mine[np.argsort(o.start[mine], kind="stable")]
+            marks = np.flatnonzero(w.inode_marked_pid == p)
+            k = np.searchsorted(o.start[mine], w.inode_marked_ts[marks], side="right") - 1
+            end = o.end[mine][np.maximum(k, 0)]
+            explained[marks] |= (k >= 0) & ((end < 0) | (w.inode_marked_ts[marks] <= end))
+    return ~explained
 
 
 def _pages_leave_from(sub_ts: np.ndarray, done: np.ndarray, request_done_ts: np.ndarray) -> np.ndarray:
@@ -198,13 +243,14 @@ def _recorded_done(sub_ts: np.ndarray, sub_ino: np.ndarray, done_ts: np.ndarray,
 
 @numba.njit(cache=True)
 def _waits(ev_ts, ev_inode, ev_page, ev_writer, closed_loop, sub_ts, sub_inode, sub_writer, sub_deadline, sub_done, service_ns,
-           transfer_ns, serial, n_pages, n_inodes, n_writers, pages_per_request, sub_first_done):
+           transfer_ns, serial, n_pages, n_inodes, n_writers, pages_per_request, sub_first_done, resume_ns):
     """Per dirtying event (at the time its write asked for the page): how long it would
     wait for the page's writeback. Submission j's IO takes service_ns[j]; a serial
     (queue depth 1) device starts it when the previous one completed. Pages and inodes
     are dense numbers (`ev_page` < n_pages, `ev_inode` < n_inodes; `sub_inode` -1 for
     an inode nothing dirtied), writers too (`ev_writer`, `sub_writer` < n_writers; -1
-    for the flusher).
+    for the flusher). A write that waits goes on `resume_ns[i]` after its page left
+    writeback.
 
     Submission j's IO is done at `sub_done[j]` when the capture shows it (>= 0), its
     pages leaving writeback in index order from `sub_first_done[j]` on; else after its
@@ -275,7 +321,7 @@ def _waits(ev_ts, ev_inode, ev_page, ev_writer, closed_loop, sub_ts, sub_inode, 
             p = ev_page[i]
             own_fsync_done = fsync_writer[p] == best and ev_ts[i] >= fsync_end[p]
             if wb_until[p] > best_t and not own_fsync_done:
-                out[i] = wb_until[p] - best_t
+                out[i] = wb_until[p] - best_t + resume_ns[i]
             if closed_loop:
                 shift[best] += out[i]
             x = ev_inode[i]
@@ -536,12 +582,15 @@ def _predicted_waits(w: Workload, write_of: np.ndarray) -> np.ndarray:
     serial = w.device.queue_depth < 1.5
     closed_loop = not _writes_with_waits(w).any()
     _say_where_io_ends(w, subs, closed_loop)
+    resume, samples = resume_draws(w, len(want))
+    say_resume(w, samples)
     # Events in the order their writes wanted their pages (stable: a write's events in turn).
     order = np.argsort(want, kind="stable")
     waits = np.zeros(len(want))
     waits[order] = _waits(want[order], inode[order], page_of_event[order], writer[order], closed_loop, subs.ts, sub_inode,
                           sub_writer, subs.deadline, subs.done, service, transfer, serial, len(pages), len(inodes),
-                          max(1, len(writers)), max(1, int(w.device.median_request_bytes // w.folio_bytes)), subs.first_done)
+                          max(1, len(writers)), max(1, int(w.device.median_request_bytes // w.folio_bytes)), subs.first_done,
+                          resume[order])
     return waits
 
 
@@ -560,6 +609,11 @@ def _say_where_io_ends(w: Workload, subs: Submissions, closed_loop: bool) -> Non
     text = (f"stable pages: {shown:,} of {len(subs.ts):,} writeback batches end where the capture shows their inode leave "
             "writeback (sb_clear_inode_writeback; a batch whose inode was written again before that ends with the first "
             f"later batch whose end is shown, if sooner), the others after the device model's service time; {loop}")
+    other = int(_other_starts(w).sum())
+    if other:
+        text += (f"; {other:,} of the batches are a writer putting a file it dirtied under writeback outside its recorded calls "
+                 "(sb_mark_inode_writeback in the writer's context: posix_fadvise, msync, a call not recorded), each taken as "
+                 "all of the file's dirty pages")
     if text not in w.assumptions:
         w.assumptions.append(text)
 
