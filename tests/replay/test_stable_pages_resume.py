@@ -61,9 +61,9 @@ def test_without_waits_inside_writes_there_is_no_delay():
 
 
 def test_the_capture_shows_writers_running_late():
-    # stable-pages-ext4: fio's write began at 840.361 ms (from the first event at
-    # 1345153.214 ms), waited at 840.362, the request holding its page completed at
-    # 840.497 (in ksoftirqd) and fio dirtied the page at 843.765: 3.27 ms later.
+    # stable-pages-ext4: a write of fio's began at 1,345,840.361 ms on the capture's
+    # clock and waited at .362, the request holding its page completed at .497 (in
+    # ksoftirqd), and fio dirtied the page at 1,345,843.765: 3.27 ms later.
     t = advisor.open(str(SAMPLES / "stable-pages-ext4-v7-zstd.dat"))
     w = from_store(t.con, "stable-pages-ext4")
     samples = resume_samples(w)

@@ -11,11 +11,12 @@ the queue's stable_writes).
 
 The model: the pages of an inode are submitted for writeback when the workload's
 sync_file_range / fsync calls on that inode do, when the flusher (or a sync) writes
-pages of the inode (writeback_single_inode with wrote > 0), and when the capture shows
-the inode entering writeback for any other reason (sb_mark_inode_writeback: jbd2 writing
-ordered data, a posix_fadvise, a call the capture did not record). A later write that wants a
-page whose IO has not completed waits for the completion under `always-wait`, and under
-`wait-if-required` only if the device needs stable pages. When the IO completes: where
+pages of the inode (writeback_single_inode with wrote > 0), and when the capture shows a
+writer putting its file under writeback outside those calls (sb_mark_inode_writeback in
+its context: a posix_fadvise, a call the capture did not record). A later write that
+wants a page whose IO has not completed waits for the completion under `always-wait`,
+and under `wait-if-required` only if the device needs stable pages, and goes on a delay
+after it drawn from the capture's own waits (resume.py). When the IO completes: where
 the capture shows it (the inode leaving writeback, sb_clear_inode_writeback, and the data
 requests completed before it), else after the device model's FIFO service time. An fsync
 returns only once its pages' writeback has completed (file_write_and_wait_range), so its
@@ -122,9 +123,9 @@ def _other_starts(w: Workload) -> np.ndarray:
     Kernel threads' marks are not placed: the flusher's passes are (at
     writeback_single_inode), and jbd2 writing ordered data takes only the range its
     transaction logged, which the capture does not show (it redirties the delalloc pages
-    it cannot write, so it shows as dirtying them too). Taken as every dirty page, jbd2's 2,401 marks on a dbench run
-    moved pages out of the flusher's later, slower batches, and 3 of the 19 writes that
-    waited there no longer did."""
+    it cannot write, so it shows as dirtying them too). Taken as every dirty page, jbd2's
+    2,400 marks on a dbench run moved pages out of the flusher's later, slower batches,
+    and 2 of the 18 writes the replay found waiting there no longer did."""
     callers = np.unique(np.concatenate([o.pid for o in w.ops.values()] + [np.zeros(0, np.int64)]))
     explained = np.ones(len(w.inode_marked_ts), bool)
     for p in np.intersect1d(np.unique(w.inode_marked_pid), callers):

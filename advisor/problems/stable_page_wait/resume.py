@@ -4,9 +4,10 @@ folio_end_writeback wakes the writer sleeping in folio_wait_writeback, but the w
 runs only when the scheduler picks it, and ->write_begin may wait again (the journal)
 before ->write_end dirties the page. On stable-pages-ext4, 16 of the 21 writes that
 stalled over 3 ms took 3.38-3.43 ms although their page's IO ended 0.09-0.38 ms into
-them: a request completed at 304.041 ms (in ksoftirqd), the inode left writeback at
-304.070 and the writer dirtied its page at 307.309. The replay draws this delay for
-every wait it predicts from the capture's own waits."""
+them: fio waited for page 0 of its file, the request holding it completed 0.135 ms later
+(in ksoftirqd, as did the inode's leaving writeback), and fio dirtied the page 3.268 ms
+after that. The replay draws this delay for every wait it predicts from the capture's
+own waits."""
 
 from __future__ import annotations
 
