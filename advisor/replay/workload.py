@@ -162,7 +162,6 @@ class Workload:
     # Pages each of those passes wrote (writeback_single_inode's wrote; -1 when not
     # recorded): 0 when the pass found none to write, only the inode itself.
     inode_written_pages: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
-    inode_written_pid: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))  # the flusher thread (or sync path)
     # When an inode's last page left writeback (sb_clear_inode_writeback), sorted.
     inode_completed_ts: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
     inode_completed_ino: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
@@ -480,16 +479,16 @@ def _writeback(con, views: Views, w: Workload) -> None:
         w.page_wb_ts, w.page_wb_key = _i64(r["ts"]), page_key(_i64(r["ino"]), _i64(r["i"]))
     if views.met("inode_writeback"):
         wrote = "coalesce(wrote, -1)" if views.met("inode_writeback.wrote") else "-1"
-        r = con.execute(f"SELECT ts, CAST(ino AS BIGINT) AS ino, kind = 'written' AS written, CAST({wrote} AS BIGINT) AS wrote, "
-                        "pid FROM inode_writeback WHERE kind <> 'marked' ORDER BY ts").fetchnumpy()
-        w.inode_wb_ts, w.inode_wb_ino = _i64(r["ts"]), _i64(r["ino"])
-        written = np.asarray(r["written"], dtype=bool)
+        r = con.execute(f"SELECT ts, CAST(ino AS BIGINT) AS ino, kind = 'written' AS written, kind = 'marked' AS marked, "
+                        f"CAST({wrote} AS BIGINT) AS wrote, pid FROM inode_writeback ORDER BY ts").fetchnumpy()
+        ts, ino = _i64(r["ts"]), _i64(r["ino"])
+        marked = np.asarray(r["marked"], dtype=bool)
+        w.inode_marked_ts, w.inode_marked_ino, w.inode_marked_pid = ts[marked], ino[marked], _i64(r["pid"])[marked]
+        w.inode_wb_ts, w.inode_wb_ino = ts[~marked], ino[~marked]
+        written = np.asarray(r["written"], dtype=bool)[~marked]
         w.inode_written_ts, w.inode_written_ino = w.inode_wb_ts[written], w.inode_wb_ino[written]
-        w.inode_written_pages = _i64(r["wrote"])[written]
-        w.inode_written_pid = _i64(r["pid"])[written]
+        w.inode_written_pages = _i64(r["wrote"])[~marked][written]
         w.inode_completed_ts, w.inode_completed_ino = w.inode_wb_ts[~written], w.inode_wb_ino[~written]
-        r = con.execute("SELECT ts, CAST(ino AS BIGINT) AS ino, pid FROM inode_writeback WHERE kind = 'marked' ORDER BY ts").fetchnumpy()
-        w.inode_marked_ts, w.inode_marked_ino, w.inode_marked_pid = _i64(r["ts"]), _i64(r["ino"]), _i64(r["pid"])
     _inode_cost(con, views, w)
     if views.met("throttling"):
         r = con.execute("SELECT ts, pid, pause_ms * 1000000 AS ns FROM throttling WHERE pause_ms > 0 ORDER BY ts").fetchnumpy()

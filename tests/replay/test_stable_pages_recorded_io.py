@@ -150,7 +150,7 @@ def _marks_workload(marks, written_pid=()):
                  inode_marked_ts=ns(*at), inode_marked_ino=np.full(len(at), 5),
                  inode_marked_pid=np.array([p for _, p in marks], dtype=np.int64),
                  inode_written_ts=ns(*(at[:len(written_pid)] + 0.01)), inode_written_ino=np.full(len(written_pid), 5),
-                 inode_written_pages=np.full(len(written_pid), 4), inode_written_pid=np.asarray(written_pid, dtype=np.int64),
+                 inode_written_pages=np.full(len(written_pid), 4),
                  inode_completed_ts=ns(*(at + 3)), inode_completed_ino=np.full(len(at), 5))
     w.stable_writes = True
     return w
