@@ -61,7 +61,7 @@ def drained_rate(con, views, start, end, nbytes, meta) -> tuple[float, str] | No
     matched = _fifo_submission(con, views, c_start, c_bytes)
     if matched is not None:
         sub_at, what = matched
-        windows = _backlogged(np.minimum(sub_at, c_start), c_end, c_bytes, threshold)
+        windows = backlogged(np.minimum(sub_at, c_start), c_end, c_bytes, threshold)
     else:
         windows, what = _counter_windows(con, views, c_end, c_bytes, threshold), \
             "the kernel's count of pages under writeback (global_dirty_state nr_writeback)"
@@ -105,7 +105,7 @@ def _overlap(a_lo, a_hi, b_lo, b_hi) -> float:
     return total
 
 
-def _backlogged(pending_start, pending_end, pending_bytes, threshold) -> tuple[np.ndarray, np.ndarray] | None:
+def backlogged(pending_start, pending_end, pending_bytes, threshold) -> tuple[np.ndarray, np.ndarray] | None:
     """The intervals during which at least `threshold` bytes were pending."""
     t = np.concatenate((pending_start, pending_end))
     delta = np.concatenate((pending_bytes, -pending_bytes))

@@ -15,6 +15,7 @@ import numpy as np
 from advisor.replay import btrfs_log, btrfs_returns
 from advisor.replay import device as devices
 from advisor.replay.device import Device
+from advisor.replay.device_inodes import fit_from_inodes
 from advisor.views import Views, attach, filesystem_requests
 from advisor.views.coverage import cpu_coverage
 
@@ -280,10 +281,15 @@ def _from_store(con, source: str, device_override: Device | None, views: Views) 
     first, last = int(info.get("first_ts") or 0), int(info.get("last_ts") or 0)
     dev = device_override or devices.fit(con, views)
     if dev is None:
-        dev = devices.preset("ssd")
         b = views.built["block_requests"]
         why = f"no usable block requests in the capture ({b.lacks})" if not b.available else "no completed write requests in the capture"
-        assumptions.append(f"{why}: device assumed a SATA SSD (500 MB/s, 50 us per request, queue depth 32)")
+        dev = fit_from_inodes(con, views, page_size)
+        if dev is not None:
+            assumptions.append(f"{why}: the device is {dev.source}")
+        else:
+            dev = devices.preset("ssd")
+            assumptions.append(f"{why}, nor inodes both entering and leaving writeback (sb_mark_inode_writeback, "
+                               "sb_clear_inode_writeback): device assumed a SATA SSD (500 MB/s, 50 us per request, queue depth 32)")
     w = Workload(
         source=source,
         page_size=page_size,

@@ -208,6 +208,15 @@ W_FIO_REWRITE = ("ext4 on 1 GiB loop (direct-io, stable_writes=1); fio psync 4k 
 for run in (1, 2):
     CAPTURES.append((f"fio-rewrite-stable-ext4-run{run}-v7-zstd", "fio-rewrite-stable-ext4", run, "capture/37-fio-rewrite-stable-ext4.sh",
                      W_FIO_REWRITE, mm.m_stable))
+# Capture 38, recorded later: capture 20's scenario on ext4 without the block layer (the
+# whole writeback, ext4 and jbd2 subsystems), so the device shows only through inodes
+# entering and leaving writeback.
+W_SYNC_EXT4 = ("ext4 on an 8 GiB loop, writes capped at 8 MiB/s; fs_mark -t 2 -D 100 -n 5000 -L 2 -s 4096 -S 0 -k "
+               "(20,000 4 KiB files, no fsync); sync(1) after 3 s; writeback subsystem (this device), ext4 and jbd2 "
+               "subsystems, the sync calls; no block events")
+for run in (1, 2):
+    CAPTURES.append((f"sync-fsmark-ext4-noblock-run{run}-v7-zstd", "sync-fsmark-ext4-noblock", run,
+                     "capture/38-sync-fsmark-ext4-noblock.sh", W_SYNC_EXT4, m_sync))
 HOLDOUT_RUN = {"dbench-stable1-ext4": 3}  # else run 2
 TEXT_CAPTURE = ("fsync-memcg-btrfs-run3-tracefs", "fsync-memcg-btrfs", 3, "capture/24-fsync-memcg-btrfs-tracefs.sh",
                 W_FSYNC_TEXT, m_fsync_text)

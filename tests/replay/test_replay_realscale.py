@@ -1,4 +1,4 @@
-"""Own-kernel replay of the real-scale captures (sample_traces/capture/18-24 and 37), on the run
+"""Own-kernel replay of the real-scale captures (sample_traces/capture/18-24, 37 and 38), on the run
 of each scenario held back from fitting (manifest role "holdout"): every timed metric the
 capture shows, and the bytes and inodes behind them, within 25% of what it recorded. The
 models were never adjusted against these files (dbench-stable1-ext4's holdout is run 3:
@@ -28,6 +28,8 @@ SHOWN = {
     "dbench-stable0-ext4": [("stable-page-wait", "write_stall_count"), ("stable-page-wait", "write_max_ms")],
     "fio-rewrite-stable-ext4": [("stable-page-wait", m) for m in ("write_stall_count", "write_stall_p50_ms", "write_stall_p99_ms",
                                                                   "write_stall_max_ms", "write_max_ms")],
+    # Recorded without block events: the device is measured from inode writeback alone.
+    "sync-fsmark-ext4-noblock": [("sync-flusher-stall", "sync_seconds"), ("sync-flusher-stall", "inodes_written_during_sync")],
     "untar-full-btrfs": [("sync-flusher-stall", "sync_seconds"), ("sync-flusher-stall", "inodes_written_during_sync"),
                          ("btrfs-delalloc-overflush", "delalloc_flushed_bytes")],
 }

@@ -12,7 +12,7 @@ TIME_CHARTS = {"dirty", "throughput", "latency", "latency-histogram", "spans", "
 def test_report_of_the_largest_sample_has_every_part_and_stays_small(report_of):
     page = report_of(LARGEST).read_text()
     charts = set(re.findall(r'<figure class="chart" id="chart-([a-z-]+)"', page))
-    # fio-ext4 recorded global_dirty_state, block issue/complete, fsync and folio waits.
+    # The largest capture with block requests recorded global_dirty_state, block issue/complete, syscalls and folio waits.
     assert TIME_CHARTS <= charts, charts
     assert "replay" in charts
     assert len(page.encode()) < 10 * 1024 * 1024

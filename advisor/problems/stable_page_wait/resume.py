@@ -27,12 +27,25 @@ def _next_after(sorted_ts: np.ndarray, t: np.ndarray) -> np.ndarray:
     return np.where(k < len(sorted_ts), sorted_ts[np.minimum(k, len(sorted_ts) - 1)], _NEVER)
 
 
+def _releases(w: Workload) -> tuple[np.ndarray, str]:
+    """When pages may have left writeback, sorted, and what says so: the data requests'
+    completions, else (a capture without block events) the inodes' leaving writeback,
+    which happens as the inode's last page under writeback completes."""
+    if len(w.write_done_ts):
+        return w.write_done_ts, "the last data request completed"
+    return np.sort(w.inode_completed_ts), "the last inode leaving writeback (sb_clear_inode_writeback, no block requests recorded)"
+
+
 def resume_samples(w: Workload) -> np.ndarray:
     """The capture's delays, in ns: for each wait on page writeback inside a write
     syscall after which the task's next event is a dirtying inside the same write (not
-    another wait, not a balance_dirty_pages sleep), the time from the last data request
-    completed before that dirtying (or the wait, if later) to the dirtying. A lower bound
-    of the true delay: the page may have left writeback with an earlier request."""
+    another wait, not a balance_dirty_pages sleep), the time from the last release
+    (_releases) before that dirtying (or the wait, if later) to the dirtying. A lower
+    bound of the true delay: the page may have left writeback with an earlier request.
+    None without any release: the whole wait would be taken for the delay."""
+    released_at, _ = _releases(w)
+    if not len(released_at):
+        return np.zeros(0)
     writes = w.op("write")
     found = []
     for pid in np.intersect1d(np.unique(w.page_wait_pid), np.unique(writes.pid)):
@@ -46,10 +59,8 @@ def resume_samples(w: Workload) -> np.ndarray:
         dirtied = _next_after(np.sort(w.dirty_ts[w.dirty_pid == pid]), waits)
         ok = (k >= 0) & (waits <= end) & (dirtied <= end) & (dirtied < _next_after(waits, waits))
         ok &= dirtied < _next_after(np.sort(w.throttle_ts[w.throttle_pid == pid]), waits)
-        released = waits.copy()
-        if len(w.write_done_ts):
-            last = np.searchsorted(w.write_done_ts, dirtied, side="right") - 1
-            released = np.maximum(waits, np.where(last >= 0, w.write_done_ts[np.maximum(last, 0)], waits))
+        last = np.searchsorted(released_at, dirtied, side="right") - 1
+        released = np.maximum(waits, np.where(last >= 0, released_at[np.maximum(last, 0)], waits))
         found.append((dirtied - released)[ok])
     return np.concatenate(found).astype(np.float64) if found else np.zeros(0)
 
@@ -66,11 +77,12 @@ def say_resume(w: Workload, samples: np.ndarray) -> None:
     """The replay's assumption about the delay."""
     if len(samples):
         text = (f"stable pages: a writer goes on a delay after its page leaves writeback, drawn from the capture's {len(samples):,} "
-                "waits inside writes (from the last data request completed before the write dirtied that page to the dirtying: "
+                f"waits inside writes (from {_releases(w)[1]} before the write dirtied that page to the dirtying: "
                 f"p50 {np.median(samples) / 1e3:,.0f} us, p99 {np.percentile(samples, 99) / 1e6:,.2f} ms; the scheduler's wake-up "
                 "and anything else ->write_begin waited for)")
     else:
         text = ("stable pages: a writer goes on as soon as its page leaves writeback (the capture shows no write dirtying its "
-                "page after a wait on page writeback, so the wake-up's delay is not measured)")
+                "page after a wait on page writeback, or nothing of when pages left writeback: neither block requests nor "
+                "sb_clear_inode_writeback, so the wake-up's delay is not measured)")
     if text not in w.assumptions:
         w.assumptions.append(text)
