@@ -1,6 +1,6 @@
 """btrfs log commits as a capture shows them: how long one takes and how long the
 committing task batches before it starts, measured from the block layer and the
-fsync spans.
+fsync spans (without block events, from inode writeback: observe_inode_writeback).
 
 Kernel path (fs/btrfs/tree-log.c, btrfs_sync_log, unchanged in this respect from 3.x to
 6.18): an fsync logs its inode into the subvolume's log tree (start_log_trans joins the
@@ -50,6 +50,8 @@ import numpy as np
 # btrfs's primary superblock: 64 KiB into the device = sector 128, one 4 KiB block.
 SUPER_SECTOR = 128
 SUPER_SECTORS = 8
+# BTRFS_BTREE_INODE_OBJECTID: the inode whose page cache holds every tree block.
+BTREE_INO = 1
 CONFIG_HZ = (100, 250, 300, 1000)
 # Log writes of batching commits line up with a jiffy when their phase concentration
 # (|mean of exp(2 pi i t / tick)|, 0 for uniform phases) is at least this.
@@ -165,6 +167,13 @@ def observe(req: WriteRequests, fsync_pid: np.ndarray, fsync_start: np.ndarray, 
         mine = mine[~meta[mine]]
         if len(mine):
             ready[i] = max(fstart[i], completed[mine].max())
+    return _summarize(c, fstart, fend, ready)
+
+
+def _summarize(c: np.ndarray, fstart: np.ndarray, fend: np.ndarray, ready: np.ndarray) -> LogCommits:
+    """The log commits from `c` (per commit, in order: first log write, the point after
+    which its members return, the committer's return) and the fsyncs (start, return, when
+    each one's data was on disk)."""
     order = np.argsort(fend, kind="stable")
     lead, solo_prep = [], []
     for i, (log_start, sb, _end) in enumerate(c):
@@ -189,6 +198,53 @@ def observe(req: WriteRequests, fsync_pid: np.ndarray, fsync_start: np.ndarray, 
             out.tick_ns = tick
             out.batch_ticks = np.maximum(0, np.round((start - phase) / tick) - np.floor((last - phase) / tick)).astype(np.int64)
     return out
+
+
+def observe_inode_writeback(fsync_pid: np.ndarray, fsync_start: np.ndarray, fsync_end: np.ndarray, fsync_ino: np.ndarray,
+                            marks: dict, clears: dict) -> LogCommits | None:
+    """The log commits of a capture without block requests, from inodes entering and
+    leaving writeback (`marks`: ts, pid, ino of sb_mark_inode_writeback; `clears`: ts, ino
+    of sb_clear_inode_writeback, both sorted by time), or None when it shows none.
+
+    Every tree block btrfs writes is a page of its btree inode (BTRFS_BTREE_INODE_OBJECTID,
+    inode 1), so btrfs_sync_log's log-tree writes put inode 1 under writeback in the
+    committer's context, e.g. inside fio's fsync (inode 1 back 0.6 ms later, the fsync
+    5.1 ms after the mark: the log root, the cache flush and the superblock in between):
+
+             fio-23450 [000] 25836.899789: sb_mark_inode_writeback: dev 0,39 ino 1 ...
+    kworker/u8:5-19196 [001] 25836.900418: sb_clear_inode_writeback: dev 0,39 ino 1 ...
+             fio-23450 [000] 25836.904907: sys_exit_fsync:       0x0
+
+    A commit is the first such mark inside an fsync, by its task; its members return after
+    inode 1 next leaves writeback (its log writes done); an fsync's data is on disk when
+    its file last left writeback before its return. The mark fires only when inode 1 had no
+    page under writeback: a log commit while a transaction commit's tree blocks are in
+    flight shows none, and its fsyncs count as members of the one before."""
+    ok = fsync_end >= 0
+    fpid, fstart, fend, fino = fsync_pid[ok], fsync_start[ok], fsync_end[ok], fsync_ino[ok]
+    tree = marks["ino"] == BTREE_INO
+    m_ts, m_pid = marks["ts"][tree], marks["pid"][tree]
+    c_tree = clears["ts"][clears["ino"] == BTREE_INO]
+    by_pid = ByPid(m_pid, m_ts)
+    commits = []
+    for i in range(len(fpid)):
+        mine = by_pid.between(fpid[i], fstart[i], fend[i])
+        if len(mine):
+            log_start = m_ts[mine[0]]
+            k = np.searchsorted(c_tree, log_start, side="left")
+            written = min(c_tree[k], fend[i]) if k < len(c_tree) else fend[i]
+            commits.append((log_start, written, fend[i]))
+    if not commits:
+        return None
+    c = np.array(sorted(commits), dtype=np.int64)
+    ready = fstart.copy()
+    for ino in np.unique(fino[fino >= 0]):
+        done = clears["ts"][clears["ino"] == ino]
+        for i in np.flatnonzero(fino == ino):
+            k = np.searchsorted(done, fend[i], side="right") - 1
+            if k >= 0 and done[k] >= fstart[i]:
+                ready[i] = done[k]
+    return _summarize(c, fstart, fend, ready)
 
 
 def rows_by_task(pid: np.ndarray) -> dict:
@@ -237,7 +293,7 @@ def committer(spans: "Spans", by_pid: "ByPid", log_write: np.ndarray, t: int, cl
 
 
 class ByPid:
-    """Block requests per issuing task, in time order."""
+    """Rows (block requests, inode writeback marks) per task, in time order."""
 
     def __init__(self, pid, ts):
         self.ts = ts

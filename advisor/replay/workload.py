@@ -433,16 +433,35 @@ def _log_commits(con, views: Views, w: Workload) -> None:
         if w.log_commits is not None:
             w.log_commits.returns_inferred = inferred
             w.assumptions.append(w.log_commits.describe())
+    elif len(fsync) and fsync.complete.any() and views.met("inode_writeback") and "btrfs" in views.filesystems.shown:
+        w.log_commits = _log_commits_from_inodes(con, fsync)
+        if w.log_commits is not None:
+            w.assumptions.append(w.log_commits.describe() + " (from the btree inode's writeback inside the fsyncs, "
+                                 "sb_mark_inode_writeback ino 1: no block requests in the capture)")
     if w.log_commits is None and len(fsync) and "btrfs" in views.filesystems.shown:
         # A log commit is found from its superblock write, issued inside the committing
-        # fsync: without block requests there is none to see.
-        why = ("no block requests" if not views.met("block_requests")
+        # fsync, or from the btree inode going under writeback there: without either
+        # there is none to see.
+        why = ("no block requests, nor the btree inode's writeback inside an fsync" if not views.met("block_requests")
                else "no btrfs superblock write issued by a task inside an fsync")
         w.assumptions.append(
             f"btrfs log commits not measured ({why}): each is replayed as a log write and a superblock write, each "
             "waiting for a cache flush, without batching. Commits measured on captures that show them took 0.9-3.5x "
             "that (the log tree takes several writes, twice with the DUP metadata profile), and a lone one waited "
             "0.1-13 ms for ordered extents first: the fsync times here are likely low")
+
+
+def _log_commits_from_inodes(con, fsync: Ops) -> btrfs_log.LogCommits | None:
+    rows = con.execute("SELECT ts, pid, CAST(ino AS BIGINT) AS ino, kind FROM inode_writeback "
+                       "WHERE kind IN ('marked', 'completed') ORDER BY ts").fetchnumpy()
+    kind = np.asarray(rows["kind"], dtype=object)
+    cols = {k: _i64(rows[k]) for k in ("ts", "pid", "ino")}
+    marked, done = kind == "marked", kind == "completed"
+    if not marked.any() or not done.any():
+        return None
+    return btrfs_log.observe_inode_writeback(
+        fsync.pid, fsync.start, fsync.end, fsync.ino,
+        {k: v[marked] for k, v in cols.items()}, {k: cols[k][done] for k in ("ts", "ino")})
 
 
 def _paced_fsyncs(w: Workload) -> None:

@@ -13,6 +13,7 @@ fitting and debugging) or "holdout" (a test no model is ever adjusted against).
 """
 from __future__ import annotations
 
+import json
 import re
 import sys
 from pathlib import Path
@@ -217,6 +218,30 @@ W_SYNC_EXT4 = ("ext4 on an 8 GiB loop, writes capped at 8 MiB/s; fs_mark -t 2 -D
 for run in (1, 2):
     CAPTURES.append((f"sync-fsmark-ext4-noblock-run{run}-v7-zstd", "sync-fsmark-ext4-noblock", run,
                      "capture/38-sync-fsmark-ext4-noblock.sh", W_SYNC_EXT4, m_sync))
+# Capture 39, recorded later: fsync-heavy fio on btrfs without the block layer (the whole
+# writeback and btrfs subsystems), so the log commits show only as btrfs's btree inode
+# entering and leaving writeback.
+W_FSYNC_NOBLOCK = ("btrfs on a 4 GiB loop, writes capped at 40 MiB/s; fio 2 jobs, psync randwrite bs 4k into their own "
+                   "64 MiB file, fsync every 4 writes, 6 s; writeback and btrfs subsystems (unfiltered), fio's write and "
+                   "fsync calls; no block events")
+
+
+def m_fio_fsync_jobs(name):
+    """fio's fsync latencies per job (the jobs are not grouped), from outside the trace."""
+    txt = (MEAS / f"{name}.fio.json").read_text()
+    jobs = json.loads(txt[txt.index("{"):])["jobs"]
+    lat = [j["sync"]["lat_ns"] for j in jobs]
+    out = {"fio_jobs_grouped": False, "fio_fsync_count": [j["sync"]["total_ios"] for j in jobs],
+           "fio_fsync_lat_mean_us": [mm.us(s["mean"]) for s in lat]}
+    for p in (50, 99):
+        out[f"fio_fsync_lat_p{p}_us"] = [mm.us(mm.pct(s, p)) for s in lat]
+    out["fio_fsync_lat_max_us"] = [mm.us(s["max"]) for s in lat]
+    return out
+
+
+for run in (1, 2):
+    CAPTURES.append((f"fsync-btrfs-noblock-run{run}-v7-zstd", "fsync-btrfs-noblock", run, "capture/39-fsync-btrfs-noblock.sh",
+                     W_FSYNC_NOBLOCK, m_fio_fsync_jobs))
 HOLDOUT_RUN = {"dbench-stable1-ext4": 3}  # else run 2
 TEXT_CAPTURE = ("fsync-memcg-btrfs-run3-tracefs", "fsync-memcg-btrfs", 3, "capture/24-fsync-memcg-btrfs-tracefs.sh",
                 W_FSYNC_TEXT, m_fsync_text)

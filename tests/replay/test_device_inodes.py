@@ -17,7 +17,6 @@ from tests.helpers import advisor as run_cli
 
 NOBLOCK = "sync-fsmark-ext4-noblock-run1-v7-zstd.dat"  # the fit run: recorded without block events
 BOTH = "sync-fsmark-xfs-run2-v7-zstd.dat"  # block events and inode writeback both recorded
-INODE_ENDS = frozenset({"writeback:sb_mark_inode_writeback", "writeback:sb_clear_inode_writeback"})
 
 
 def _manifest(name: str) -> dict:

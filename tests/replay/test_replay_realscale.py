@@ -1,4 +1,4 @@
-"""Own-kernel replay of the real-scale captures (sample_traces/capture/18-24, 37 and 38), on the run
+"""Own-kernel replay of the real-scale captures (sample_traces/capture/18-24 and 37-39), on the run
 of each scenario held back from fitting (manifest role "holdout"): every timed metric the
 capture shows, and the bytes and inodes behind them, within 25% of what it recorded. The
 models were never adjusted against these files (dbench-stable1-ext4's holdout is run 3:
@@ -30,11 +30,21 @@ SHOWN = {
                                                                   "write_stall_max_ms", "write_max_ms")],
     # Recorded without block events: the device is measured from inode writeback alone.
     "sync-fsmark-ext4-noblock": [("sync-flusher-stall", "sync_seconds"), ("sync-flusher-stall", "inodes_written_during_sync")],
+    # Recorded without block events: the log commits are timed by the btree inode's writeback.
+    "fsync-btrfs-noblock": [("btrfs-full-fsync-fallback", m) for m in ("fsync_p50_ms", "fsync_mean_ms", "fsync_p99_ms", "fsync_max_ms")],
     "untar-full-btrfs": [("sync-flusher-stall", "sync_seconds"), ("sync-flusher-stall", "inodes_written_during_sync"),
                          ("btrfs-delalloc-overflush", "delalloc_flushed_bytes")],
 }
 
-CASES = [pytest.param(scenario, problem, metric, id=f"{scenario}-{metric}") for scenario, shown in SHOWN.items() for problem, metric in shown]
+# Where the held-out run misses, with what was measured when it was first replayed.
+MISSED = {
+    ("fsync-btrfs-noblock", "fsync_max_ms"): (
+        "the longest fsync replays as 100.7 ms against 76.9 ms (+31%); mean, p50 and p99 are within 5%, and all four within "
+        "4% on the fit run. Not investigated: a held-out run is only ever compared"),
+}
+CASES = [pytest.param(scenario, problem, metric, id=f"{scenario}-{metric}",
+                      marks=[pytest.mark.xfail(strict=True, reason=MISSED[scenario, metric])] if (scenario, metric) in MISSED else [])
+         for scenario, shown in SHOWN.items() for problem, metric in shown]
 
 
 @pytest.fixture(scope="module")
