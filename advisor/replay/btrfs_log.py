@@ -238,9 +238,12 @@ def observe_inode_writeback(fsync_pid: np.ndarray, fsync_start: np.ndarray, fsyn
         return None
     c = np.array(sorted(commits), dtype=np.int64)
     ready = fstart.copy()
-    for ino in np.unique(fino[fino >= 0]):
-        done = clears["ts"][clears["ino"] == ino]
-        for i in np.flatnonzero(fino == ino):
+    done_of = rows_by_task(clears["ino"])  # rows of each inode's completions, in time order
+    for ino, calls in rows_by_task(fino).items():
+        if ino < 0 or ino not in done_of:
+            continue
+        done = clears["ts"][done_of[ino]]
+        for i in calls:
             k = np.searchsorted(done, fend[i], side="right") - 1
             if k >= 0 and done[k] >= fstart[i]:
                 ready[i] = done[k]

@@ -307,6 +307,7 @@ def _from_store(con, source: str, device_override: Device | None, views: Views) 
     w.filesystems = frozenset(fs for fs in FILESYSTEMS if fs in views.filesystems.shown)
     _ops(con, views, w)
     _coverage(con, w)  # before the log commits: their returns are inferred where every CPU's events are there
+    _inode_writeback(con, views, w)
     _log_commits(con, views, w)
     if w.log_commits is not None:
         w.filesystems |= {"btrfs"}
@@ -434,7 +435,7 @@ def _log_commits(con, views: Views, w: Workload) -> None:
             w.log_commits.returns_inferred = inferred
             w.assumptions.append(w.log_commits.describe())
     elif len(fsync) and fsync.complete.any() and views.met("inode_writeback") and "btrfs" in views.filesystems.shown:
-        w.log_commits = _log_commits_from_inodes(con, fsync)
+        w.log_commits = _log_commits_from_inodes(w, fsync)
         if w.log_commits is not None:
             w.assumptions.append(w.log_commits.describe() + " (from the btree inode's writeback inside the fsyncs, "
                                  "sb_mark_inode_writeback ino 1: no block requests in the capture)")
@@ -451,17 +452,13 @@ def _log_commits(con, views: Views, w: Workload) -> None:
             "0.1-13 ms for ordered extents first: the fsync times here are likely low")
 
 
-def _log_commits_from_inodes(con, fsync: Ops) -> btrfs_log.LogCommits | None:
-    rows = con.execute("SELECT ts, pid, CAST(ino AS BIGINT) AS ino, kind FROM inode_writeback "
-                       "WHERE kind IN ('marked', 'completed') ORDER BY ts").fetchnumpy()
-    kind = np.asarray(rows["kind"], dtype=object)
-    cols = {k: _i64(rows[k]) for k in ("ts", "pid", "ino")}
-    marked, done = kind == "marked", kind == "completed"
-    if not marked.any() or not done.any():
+def _log_commits_from_inodes(w: Workload, fsync: Ops) -> btrfs_log.LogCommits | None:
+    if not len(w.inode_marked_ts) or not len(w.inode_completed_ts):
         return None
     return btrfs_log.observe_inode_writeback(
         fsync.pid, fsync.start, fsync.end, fsync.ino,
-        {k: v[marked] for k, v in cols.items()}, {k: cols[k][done] for k in ("ts", "ino")})
+        {"ts": w.inode_marked_ts, "pid": w.inode_marked_pid, "ino": w.inode_marked_ino},
+        {"ts": w.inode_completed_ts, "ino": w.inode_completed_ino})
 
 
 def _paced_fsyncs(w: Workload) -> None:
@@ -498,10 +495,9 @@ def _infer_fsync_returns(con, requests: btrfs_log.WriteRequests, w: Workload) ->
     return inferred[mine]
 
 
-def _writeback(con, views: Views, w: Workload) -> None:
-    if views.met("pages_written.index"):
-        r = con.execute('SELECT ts, CAST(ino AS BIGINT) AS ino, CAST("index" AS BIGINT) AS i FROM pages_written ORDER BY ts').fetchnumpy()
-        w.page_wb_ts, w.page_wb_key = _i64(r["ts"]), page_key(_i64(r["ino"]), _i64(r["i"]))
+def _inode_writeback(con, views: Views, w: Workload) -> None:
+    """The inode_writeback view, read once: marks, completions and the writeback code's
+    passes (the log commits without block requests read them too)."""
     if views.met("inode_writeback"):
         wrote = "coalesce(wrote, -1)" if views.met("inode_writeback.wrote") else "-1"
         r = con.execute(f"SELECT ts, CAST(ino AS BIGINT) AS ino, kind = 'written' AS written, kind = 'marked' AS marked, "
@@ -514,6 +510,12 @@ def _writeback(con, views: Views, w: Workload) -> None:
         w.inode_written_ts, w.inode_written_ino = w.inode_wb_ts[written], w.inode_wb_ino[written]
         w.inode_written_pages = _i64(r["wrote"])[~marked][written]
         w.inode_completed_ts, w.inode_completed_ino = w.inode_wb_ts[~written], w.inode_wb_ino[~written]
+
+
+def _writeback(con, views: Views, w: Workload) -> None:
+    if views.met("pages_written.index"):
+        r = con.execute('SELECT ts, CAST(ino AS BIGINT) AS ino, CAST("index" AS BIGINT) AS i FROM pages_written ORDER BY ts').fetchnumpy()
+        w.page_wb_ts, w.page_wb_key = _i64(r["ts"]), page_key(_i64(r["ino"]), _i64(r["i"]))
     _inode_cost(con, views, w)
     if views.met("throttling"):
         r = con.execute("SELECT ts, pid, pause_ms * 1000000 AS ns FROM throttling WHERE pause_ms > 0 ORDER BY ts").fetchnumpy()
