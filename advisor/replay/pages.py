@@ -17,8 +17,9 @@ def dirty_at(w: Workload, t: int, clean_by: int | None = None,
     since their last dirtying by a page-level writeback event (btrfs extent_writepage)
     or an inode-level one (writeback_single_inode, sb_clear_inode_writeback) at or
     before `clean_by` (default t: every writeback up to t counts), or by the replay's own
-    page writebacks `written` (keys, times).
-    Pages dirtied before the capture began are unknown and not counted."""
+    page writebacks `written` (keys, times), and not dropped since by their inode's
+    eviction (a deleted file). Pages dirtied before the capture began are unknown and not
+    counted."""
     clean_by = t if clean_by is None else min(t, clean_by)
     h = _history(w)
     # Within a page's run the times ascend, so the events at or before t are a prefix
@@ -38,12 +39,15 @@ def dirty_at(w: Workload, t: int, clean_by: int | None = None,
         clean_after = np.maximum(clean_after, _last_per_key(keys >> 32, w.inode_wb_ino[isel], w.inode_wb_ts[isel]))
     if written is not None and len(written[0]):
         clean_after = np.maximum(clean_after, _last_per_key(keys, written[0], written[1]))
+    esel = w.inode_evicted_ts <= t  # evicted: its pages dropped, whatever clean_by says
+    if esel.any():
+        clean_after = np.maximum(clean_after, _last_per_key(keys >> 32, w.inode_evicted_ino[esel], w.inode_evicted_ts[esel]))
     return keys[ts > clean_after]
 
 
 def dirty_inodes_at(w: Workload, t: int) -> np.ndarray:
     """Sorted inodes on the writeback lists at time t: dirtied at or before t and not
-    visited by an inode-level writeback (writeback_single_inode) since. Writing the pages
+    visited by an inode-level writeback (writeback_single_inode) nor evicted since. Writing the pages
     elsewhere (fsync, btrfs's space reclaim through filemap_fdatawrite) leaves the inode
     on b_dirty until the flusher or a sync visits it: __writeback_single_inode clears
     I_DIRTY_PAGES only then. So the end of such a writeback (sb_clear_inode_writeback) is
@@ -58,7 +62,22 @@ def dirty_inodes_at(w: Workload, t: int) -> np.ndarray:
     visit_ts, visit_ino = (w.inode_written_ts, w.inode_written_ino) if len(w.inode_written_ts) else (w.inode_wb_ts, w.inode_wb_ino)
     isel = visit_ts <= t
     last_visit = _last_per_key(inodes, visit_ino[isel], visit_ts[isel]) if isel.any() else np.full(len(inodes), -1)
-    return inodes[last_dirty > last_visit]
+    return inodes[(last_dirty > last_visit) & (last_dirty > last_eviction(w, inodes, t))]
+
+
+def not_evicted(w: Workload, inodes: np.ndarray, t: int) -> np.ndarray:
+    """Of `inodes` (sorted), those whose last dirtying at or before t came after their
+    last eviction: a deleted file's inode leaves the writeback lists (evict →
+    inode_io_list_del), and a later file may reuse its number."""
+    sel = w.dirty_ts <= t
+    last_dirty = _last_per_key(inodes, w.dirty_ino[sel], w.dirty_ts[sel]) if sel.any() else np.full(len(inodes), -1)
+    return inodes[last_dirty > last_eviction(w, inodes, t)]
+
+
+def last_eviction(w: Workload, inodes: np.ndarray, t: int) -> np.ndarray:
+    """Per inode, its last eviction at or before t, else -1."""
+    sel = w.inode_evicted_ts <= t
+    return _last_per_key(inodes, w.inode_evicted_ino[sel], w.inode_evicted_ts[sel]) if sel.any() else np.full(len(inodes), -1)
 
 
 def page_ranks(w: Workload) -> tuple[np.ndarray, np.ndarray]:

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from advisor.replay import btrfs_log, btrfs_returns
+from advisor.replay import btrfs_log, btrfs_returns, redirty
 from advisor.replay import device as devices
 from advisor.replay.device import Device
 from advisor.replay.device_inodes import fit_from_inodes
@@ -163,6 +163,9 @@ class Workload:
     # Pages each of those passes wrote (writeback_single_inode's wrote; -1 when not
     # recorded): 0 when the pass found none to write, only the inode itself.
     inode_written_pages: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
+    # When an inode was evicted (deleted, its dirty pages dropped unwritten), sorted.
+    inode_evicted_ts: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
+    inode_evicted_ino: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
     # When an inode's last page left writeback (sb_clear_inode_writeback), sorted.
     inode_completed_ts: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
     inode_completed_ino: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
@@ -308,6 +311,7 @@ def _from_store(con, source: str, device_override: Device | None, views: Views) 
     _ops(con, views, w)
     _coverage(con, w)  # before the log commits: their returns are inferred where every CPU's events are there
     _inode_writeback(con, views, w)
+    _evictions(con, views, w)
     _log_commits(con, views, w)
     if w.log_commits is not None:
         w.filesystems |= {"btrfs"}
@@ -502,14 +506,45 @@ def _inode_writeback(con, views: Views, w: Workload) -> None:
         wrote = "coalesce(wrote, -1)" if views.met("inode_writeback.wrote") else "-1"
         r = con.execute(f"SELECT ts, CAST(ino AS BIGINT) AS ino, kind = 'written' AS written, kind = 'marked' AS marked, "
                         f"CAST({wrote} AS BIGINT) AS wrote, pid FROM inode_writeback ORDER BY ts").fetchnumpy()
-        ts, ino = _i64(r["ts"]), _i64(r["ino"])
-        marked = np.asarray(r["marked"], dtype=bool)
-        w.inode_marked_ts, w.inode_marked_ino, w.inode_marked_pid = ts[marked], ino[marked], _i64(r["pid"])[marked]
+        ts, ino, pid = _i64(r["ts"]), _i64(r["ino"]), _i64(r["pid"])
+        marked, written = np.asarray(r["marked"], dtype=bool), np.asarray(r["written"], dtype=bool)
+        wrote = _i64(r["wrote"])
+        kind = np.where(marked, redirty.MARKED, np.where(written, redirty.WRITTEN, redirty.COMPLETED))
+        drop, redirtied = redirty.empty_writebacks(ts, ino, pid, kind, w.dirty_ts, w.dirty_ino, w.dirty_idx, w.dirty_pid)
+        if drop.any():
+            w.assumptions.append(
+                f"{int(drop.sum()) // 2:,} writebacks wrote nothing: the task that put the inode under writeback took it off "
+                f"at once itself, having re-dirtied the pages it could not write ({int(redirtied.sum()):,} re-dirtyings: ext4's "
+                "journal commit does so with delayed-allocation pages); the pages stay dirty")
+            ts, ino, pid, marked, written, wrote = ts[~drop], ino[~drop], pid[~drop], marked[~drop], written[~drop], wrote[~drop]
+            keep = ~redirtied
+            w.dirty_ts, w.dirty_ino, w.dirty_idx, w.dirty_pid = w.dirty_ts[keep], w.dirty_ino[keep], w.dirty_idx[keep], w.dirty_pid[keep]
+        w.inode_marked_ts, w.inode_marked_ino, w.inode_marked_pid = ts[marked], ino[marked], pid[marked]
         w.inode_wb_ts, w.inode_wb_ino = ts[~marked], ino[~marked]
-        written = np.asarray(r["written"], dtype=bool)[~marked]
+        written = written[~marked]
         w.inode_written_ts, w.inode_written_ino = w.inode_wb_ts[written], w.inode_wb_ino[written]
-        w.inode_written_pages = _i64(r["wrote"])[~marked][written]
+        w.inode_written_pages = wrote[~marked][written]
         w.inode_completed_ts, w.inode_completed_ino = w.inode_wb_ts[~written], w.inode_wb_ino[~written]
+
+
+def _evictions(con, views: Views, w: Workload) -> None:
+    """Inodes evicted (advisor.views.pagecache.INODE_EVICTIONS): the pages they had dirty
+    are dropped, so a sync or the flusher after it does not write them. Said when some
+    of the workload's dirtied inodes went that way."""
+    if not views.met("inode_evictions"):
+        if len(w.dirty_ts):
+            b = views.built["inode_evictions"]
+            w.assumptions.append(f"no file deletion is seen ({b.lacks}): a file deleted with dirty pages is replayed as if "
+                                 "its pages stayed dirty until written")
+        return
+    r = con.execute("SELECT ts, CAST(ino AS BIGINT) AS ino FROM inode_evictions ORDER BY ts").fetchnumpy()
+    w.inode_evicted_ts, w.inode_evicted_ino = _i64(r["ts"]), _i64(r["ino"])
+    dirtied = np.unique(w.dirty_ino)
+    hit = np.isin(w.inode_evicted_ino, dirtied)
+    if hit.any():
+        w.assumptions.append(f"{int(hit.sum()):,} evictions of {len(np.unique(w.inode_evicted_ino[hit])):,} of the "
+                             f"{len(dirtied):,} dirtied inode numbers (files deleted; ext4_evict_inode, xfs_destroy_inode, "
+                             "btrfs_inode_evict): the pages an inode had dirty then are dropped, never written")
 
 
 def _writeback(con, views: Views, w: Workload) -> None:

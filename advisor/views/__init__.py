@@ -173,6 +173,8 @@ def attach(con, hide: frozenset[str] = frozenset()) -> Views:
     con.executemany("INSERT INTO capture_views VALUES (?, ?, ?, ?, ?)", rows)
     fs_rows = [(fs, "; ".join(ev)) for fs, ev in views.filesystems.shown.items()]
     fs_rows += [("unknown", f"bdi {b}") for b in views.filesystems.other_bdis]
+    if views.filesystems.deviceless:
+        fs_rows.append(("no device", f"bdi {filesystems.NO_DEVICE_BDI}: tmpfs, proc, pipes"))
     con.execute("CREATE OR REPLACE TEMP TABLE capture_filesystems (fs VARCHAR, evidence VARCHAR)")
     if fs_rows:
         con.executemany("INSERT INTO capture_filesystems VALUES (?, ?)", fs_rows)

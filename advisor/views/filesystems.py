@@ -5,6 +5,9 @@ btrfs registers a bdi of its own per filesystem, named "btrfs-N"; ext4 and XFS w
 through the block device's bdi, named "MAJ:MIN" (7:0 for /dev/loop0). So the bdi names
 in writeback events tell a btrfs capture from another even when no btrfs event was
 recorded; a filesystem's own events (btrfs:*, ext4:*/jbd2:*, xfs:*) name it outright.
+A filesystem without a device (tmpfs, proc, pipes: the kernel's noop bdi) is printed as
+"(unknown)", e.g. `writeback_mark_inode_dirty: bdi (unknown): ino=24 state=I_DIRTY_SYNC`
+from fio touching a file in /dev/shm; it is no block-device filesystem.
 """
 
 from __future__ import annotations
@@ -68,6 +71,8 @@ VIEWS = (FLUSH_SPACE, COMMITS)
 BDI_EVENTS = frozenset(("writeback:writeback_dirty_folio", "writeback:writeback_dirty_page", "writeback:writeback_single_inode",
                "writeback:writeback_start", "writeback:writeback_written", "writeback:folio_wait_writeback",
                "writeback:writeback_mark_inode_dirty", "writeback:writeback_dirty_inode"))
+# bdi_dev_name() of a bdi without a device (mm/backing-dev.c, bdi_unknown_name).
+NO_DEVICE_BDI = "(unknown)"
 _FS_SYSTEMS = {"btrfs": "btrfs", "ext4": "ext4", "jbd2": "ext4", "xfs": "xfs"}
 # Rows read per table to collect bdi names: a capture has a handful of devices.
 _BDI_SAMPLE_ROWS = 200_000
@@ -80,6 +85,7 @@ class Filesystems:
 
     shown: dict[str, list[str]] = field(default_factory=dict)
     other_bdis: list[str] = field(default_factory=list)
+    deviceless: bool = False  # inodes on a bdi without a device ("(unknown)": tmpfs, proc, pipes)
     btrfs_events_recorded: bool = False
 
     def knows_absent(self, fs: str) -> bool:
@@ -88,7 +94,7 @@ class Filesystems:
         if fs in self.shown:
             return False
         if fs == "btrfs":  # its own bdi names it wherever writeback events are recorded
-            return bool(self.shown or self.other_bdis or self.btrfs_events_recorded)
+            return bool(self.shown or self.other_bdis or self.deviceless or self.btrfs_events_recorded)
         # A block-device bdi (7:0) may be this filesystem without its events recorded.
         return bool(self.shown) and not self.other_bdis
 
@@ -96,6 +102,8 @@ class Filesystems:
         parts = [f"{fs} ({', '.join(ev)})" for fs, ev in sorted(self.shown.items())]
         if self.other_bdis:
             parts.append(f"a block-device filesystem on bdi {', '.join(self.other_bdis)}")
+        if self.deviceless:
+            parts.append("inodes without a block device (bdi (unknown): tmpfs, proc, pipes)")
         return "; ".join(parts) or "no filesystem activity"
 
 
@@ -116,5 +124,6 @@ def filesystems(con, present: Present) -> Filesystems:
     btrfs_bdis = sorted(b for b in bdis if b.startswith("btrfs-"))
     if btrfs_bdis:
         out.shown.setdefault("btrfs", []).append(f"bdi {', '.join(btrfs_bdis)}")
-    out.other_bdis = sorted(b for b in bdis if not b.startswith("btrfs-"))
+    out.deviceless = NO_DEVICE_BDI in bdis
+    out.other_bdis = sorted(b for b in bdis if not b.startswith("btrfs-") and b != NO_DEVICE_BDI)
     return out

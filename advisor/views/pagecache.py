@@ -196,4 +196,21 @@ EXECS = View(
     (Source("sched_process_exec", (("sched:sched_process_exec",),), _select("ts, pid, filename"), fields=(("filename",),)),),
 )
 
-VIEWS = (DIRTYING, PAGES_WRITTEN, INODE_WRITEBACK, WRITEBACK_WORKS, PAGE_WAITS, DIRTY_STATE, THROTTLING, EXECS)
+# An inode's page cache goes with it when it is evicted (evict → truncate_inode_pages_final):
+# its dirty pages are dropped, never written. An inode with dirty pages is evicted only
+# once deleted (its last link and reference gone) or at unmount, after the unmount's sync:
+# the inode LRU skips dirty inodes (inode_lru_isolate). dbench deletes what it writes
+# (`ext4_evict_inode: dev 7,0 ino 281 nlink 0`, a median 21 ms after the file's last page
+# was dirtied), and its inode numbers come back for the next files: 16,474 evictions of
+# 322 inode numbers in 4 s.
+INODE_EVICTIONS = View(
+    "inode_evictions",
+    "inodes evicted from memory, their page cache dropped: a deleted file's dirty pages are never written",
+    (_TS, *_TASK, Column("ino", "UBIGINT", "inode"), Column("fs", "VARCHAR", "the filesystem whose event it is")),
+    (Source("ext4_evict_inode", (("ext4:ext4_evict_inode",),), _select("ts, pid, comm, ino, 'ext4' AS fs"), fields=(("ino",),)),
+     Source("xfs_destroy_inode", (("xfs:xfs_destroy_inode",),), _select("ts, pid, comm, ino, 'xfs' AS fs"), fields=(("ino",),)),
+     Source("btrfs_inode_evict", (("btrfs:btrfs_inode_evict",),), _select("ts, pid, comm, ino, 'btrfs' AS fs"), fields=(("ino",),))),
+    combines=True,
+)
+
+VIEWS = (DIRTYING, PAGES_WRITTEN, INODE_WRITEBACK, INODE_EVICTIONS, WRITEBACK_WORKS, PAGE_WAITS, DIRTY_STATE, THROTTLING, EXECS)

@@ -8,6 +8,7 @@ from advisor.kernel import parse_release
 from advisor.rules import load_rules, run_rule
 from advisor.store import open_store
 from advisor.views import attach
+from advisor.views.filesystems import Filesystems
 
 SAMPLE = "fsync-memcg-btrfs-run1-v7-zstd.dat"
 RULE = next(r for r in load_rules() if r.id == "btrfs-full-fsync-fallback")
@@ -27,3 +28,17 @@ def test_fsyncs_alone_are_not_called_btrfs(store_of):
 
         whole = run_rule(con, RULE, parse_release("5.4.0"), attach(con))
         assert "btrfs" in whole.filesystems and NOTE not in whole.message
+
+
+def test_a_bdi_without_a_device_is_no_block_device_filesystem():
+    """The kernel names a bdi without a device "(unknown)" (tmpfs, proc, pipes:
+    `writeback_mark_inode_dirty: bdi (unknown): ino=24 state=I_DIRTY_SYNC`). It shows
+    writeback was recorded, so btrfs would have shown its own bdi, but it is no block
+    device that ext4 or XFS could be on."""
+    only_tmpfs = Filesystems(deviceless=True)
+    assert only_tmpfs.knows_absent("btrfs") and not only_tmpfs.knows_absent("ext4")
+    assert "block-device" not in only_tmpfs.describe() and "(unknown)" in only_tmpfs.describe()
+    xfs_and_tmpfs = Filesystems(shown={"xfs": ["12 xfs events"]}, deviceless=True)
+    assert xfs_and_tmpfs.knows_absent("ext4"), "a deviceless bdi cannot hide an ext4 filesystem"
+    xfs_and_a_disk = Filesystems(shown={"xfs": ["12 xfs events"]}, other_bdis=["8:0"])
+    assert not xfs_and_a_disk.knows_absent("ext4")

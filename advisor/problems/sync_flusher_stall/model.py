@@ -50,7 +50,7 @@ from __future__ import annotations
 import numpy as np
 
 from advisor.replay.device import requests_for
-from advisor.replay.pages import dirty_at, dirty_inodes_at
+from advisor.replay.pages import dirty_at, dirty_inodes_at, not_evicted
 from advisor.replay.model import Policy, ProblemModel, longest_observed, needs_op, seconds
 from advisor.replay.workload import BTRFS_BTREE_INODE, Workload
 
@@ -134,7 +134,7 @@ def _synced(w: Workload, t0: int, t_end: int) -> tuple[np.ndarray, np.ndarray, n
     later = (w.dirty_ts > t0) & (w.dirty_ts <= t1)
     if not later.any():
         return keys0, inodes0, np.zeros(len(inodes0), bool)
-    new = np.setdiff1d(np.unique(w.dirty_ino[later]), inodes0)
+    new = not_evicted(w, np.setdiff1d(np.unique(w.dirty_ino[later]), inodes0), t1)
     keys1 = dirty_at(w, t1)
     keys1 = keys1[np.isin(keys1 >> 32, new)]
     inodes = np.union1d(inodes0, new)
