@@ -14,10 +14,10 @@ writeback and taken off at once, in jbd2's own context, one folio after another:
 
 The folios stay dirty: such an episode cleans nothing, and the re-dirtying is no new
 dirty data. Under dbench, 903 of 1,580 episodes were of this kind (mark to clear: median
-0.24 us; nine in ten of those cleared by another task took 112 us or more). A device that completes IO in the submitting
-task (brd, pmem) also clears in the marking task, but its writeback re-dirties nothing, so
-an episode counts as empty only when the marking task re-dirtied a page of the inode just
-before it.
+0.24 us; nine in ten of those cleared by another task took 112 us or more). A device
+that completes IO in the submitting task (brd, pmem) also clears in the marking task,
+but its writeback re-dirties nothing, so an episode counts as empty only when the
+marking task re-dirtied a page of the inode just before it.
 """
 
 from __future__ import annotations
@@ -27,9 +27,10 @@ import numpy as np
 MARKED, COMPLETED, WRITTEN = 0, 1, 2
 
 
-def empty_writebacks(wb_ts, wb_ino, wb_pid, wb_kind, dirty_ts, dirty_ino, dirty_idx, dirty_pid) -> tuple[np.ndarray, np.ndarray]:
+def empty_writebacks(wb_ts, wb_ino, wb_pid, wb_kind, dirty_ts, dirty_ino, dirty_key, dirty_pid) -> tuple[np.ndarray, np.ndarray]:
     """Masks (over the inode writeback events, over the dirtying events) of the episodes
-    that wrote nothing (their mark and clear) and of the re-dirtyings before them."""
+    that wrote nothing (their mark and clear) and of the re-dirtyings before them.
+    `dirty_key`: each dirtying's page (workload.page_key)."""
     drop_wb = np.zeros(len(wb_ts), bool)
     drop_dirty = np.zeros(len(dirty_ts), bool)
     if not len(wb_ts) or not len(dirty_ts):
@@ -46,10 +47,9 @@ def empty_writebacks(wb_ts, wb_ino, wb_pid, wb_kind, dirty_ts, dirty_ino, dirty_
     candidate_clear = np.zeros(len(o_ts), bool)
     candidate_clear[marks + 1] = True
     cleans = (o_kind != MARKED) & ~candidate_clear
-    key = (dirty_ino.astype(np.int64) << 32) | (dirty_idx.astype(np.int64) & 0xFFFFFFFF)
-    by_page = np.lexsort((dirty_ts, key))
+    by_page = np.lexsort((dirty_ts, dirty_key))
     prev = np.full(len(dirty_ts), -1, np.int64)
-    same = key[by_page][1:] == key[by_page][:-1]
+    same = dirty_key[by_page][1:] == dirty_key[by_page][:-1]
     prev[by_page[1:][same]] = dirty_ts[by_page[:-1][same]]
     last_clean = _asof(o_ino[cleans], o_ts[cleans], dirty_ino, dirty_ts)
     redirty = (prev >= 0) & (prev > last_clean)

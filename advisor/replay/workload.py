@@ -510,7 +510,7 @@ def _inode_writeback(con, views: Views, w: Workload) -> None:
         marked, written = np.asarray(r["marked"], dtype=bool), np.asarray(r["written"], dtype=bool)
         wrote = _i64(r["wrote"])
         kind = np.where(marked, redirty.MARKED, np.where(written, redirty.WRITTEN, redirty.COMPLETED))
-        drop, redirtied = redirty.empty_writebacks(ts, ino, pid, kind, w.dirty_ts, w.dirty_ino, w.dirty_idx, w.dirty_pid)
+        drop, redirtied = redirty.empty_writebacks(ts, ino, pid, kind, w.dirty_ts, w.dirty_ino, w.dirty_key, w.dirty_pid)
         if drop.any():
             w.assumptions.append(
                 f"{int(drop.sum()) // 2:,} writebacks wrote nothing: the task that put the inode under writeback took it off "
