@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Manifest entries of the real-scale captures 18-24 (two runs of each scenario, three of dbench-stable1-ext4).
+"""Manifest entries of the real-scale captures 18-24 and 37-40 (two runs of each scenario, three of dbench-stable1-ext4).
 
     capture/realscale_manifest.py       # adds/replaces these entries in ../manifest.json
 
@@ -242,6 +242,34 @@ def m_fio_fsync_jobs(name):
 for run in (1, 2):
     CAPTURES.append((f"fsync-btrfs-noblock-run{run}-v7-zstd", "fsync-btrfs-noblock", run, "capture/39-fsync-btrfs-noblock.sh",
                      W_FSYNC_NOBLOCK, m_fio_fsync_jobs))
+# Capture 40, recorded later: a sync while dbench creates, writes, fsyncs and deletes files
+# on ext4, so most of what it dirties is deleted before writeback reaches it.
+W_SYNC_DBENCH = ("ext4 on a 4 GiB loop, writes capped at 8 MiB/s; dbench 4 clients 8 s (Debian client.txt); sync(1) after "
+                 "4 s while dbench goes on; writeback and block subsystems (this device), the ext4 subsystem (unfiltered), "
+                 "the sync calls of dbench and sync")
+
+
+def m_sync_dbench(name):
+    """the sync's duration, the host's Dirty/Writeback and the loop device's stat around it, dbench's report."""
+    states = {}
+    for line in text(name, "state.txt").splitlines():
+        p = line.split()
+        states[p[0]] = {"dirty_kb": int(p[3]), "writeback_kb": int(p[6]),
+                        "loop_stat": [int(x) for x in p[p.index("loop_stat") + 1:]]}
+    b, a = states["before_sync"], states["after_sync"]
+    out = {"sync_wall_seconds": mm.epoch_pair(MEAS / f"{name}.sync-epoch.txt"),
+           "sync_bash_time_real_seconds": float(text(name, "sync-time.txt")),
+           "host_dirty_kb_at_sync_start": b["dirty_kb"],   # whole host, other jobs included
+           "host_writeback_kb_at_sync_start": b["writeback_kb"],
+           "loop_write_ios_during_sync": a["loop_stat"][4] - b["loop_stat"][4],
+           "loop_bytes_written_during_sync": (a["loop_stat"][6] - b["loop_stat"][6]) * 512}
+    out.update(mm.m_dbench(name))
+    return out
+
+
+for run in (1, 2):
+    CAPTURES.append((f"sync-dbench-ext4-run{run}-v7-zstd", "sync-dbench-ext4", run, "capture/40-sync-dbench-ext4.sh",
+                     W_SYNC_DBENCH, m_sync_dbench))
 HOLDOUT_RUN = {"dbench-stable1-ext4": 3}  # else run 2
 TEXT_CAPTURE = ("fsync-memcg-btrfs-run3-tracefs", "fsync-memcg-btrfs", 3, "capture/24-fsync-memcg-btrfs-tracefs.sh",
                 W_FSYNC_TEXT, m_fsync_text)
