@@ -17,16 +17,19 @@ device is measured as from block requests (advisor.replay.device): the rate over
 periods when at least BACKLOG_REQUESTS median episodes' worth of data was in flight (a
 sync's sweep through 20,000 small files on an 8 MiB/s-throttled loop device: 6.9 MB/s),
 else over the time any inode was under writeback (a lower bound: the device may have
-waited on the writer). What an episode cannot show: requests (an inode's pages may go
-out as one request or many), metadata and journal writes (no inode episode carries
-them), and the time the data spent queued above the device, which is part of each
-episode. So latency and queue depth are per inode, not per request, and said to be.
+waited on the writer). Episodes that wrote nothing (ext4's journal commit marking and
+clearing an inode whose pages it re-dirtied: advisor.replay.redirty) are left out. What
+an episode cannot show: requests (an inode's pages may go out as one request or many),
+metadata and journal writes (no inode episode carries them), and the time the data spent
+queued above the device, which is part of each episode. So latency and queue depth are
+per inode, not per request, and said to be.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
+from advisor.replay.asof import first_at_or_after, last_at_or_before
 from advisor.replay.device import Device
 from advisor.replay.drain import BACKLOG_REQUESTS, MIN_BACKLOGGED_REQUESTS, backlogged
 from advisor.replay.drain import busy_ns as _busy_ns
@@ -34,32 +37,38 @@ from advisor.replay.drain import busy_ns as _busy_ns
 # Fewer episodes than this say too little about the device.
 MIN_EPISODES = 16
 
-# Each completion pairs with the inode's latest mark before it (marks and clears alternate
-# per inode: a mark needs the inode to have no page under writeback, a clear leaves it
-# with none), and each dirtied page with the first mark of its inode at or after it.
-_EPISODES = """
-WITH c AS (SELECT ts, ino FROM inode_writeback WHERE kind = 'completed'),
-     m AS (SELECT ts, ino FROM inode_writeback WHERE kind = 'marked'),
-     e AS (SELECT m.ino, m.ts AS start_ts, min(c.ts) AS end_ts
-           FROM c ASOF JOIN m ON m.ino = c.ino AND m.ts <= c.ts GROUP BY ALL),
-     p AS (SELECT e.ino, e.start_ts, count(DISTINCT d."index") AS pages
-           FROM dirtying d ASOF JOIN e ON e.ino = d.ino AND e.start_ts >= d.ts GROUP BY ALL)
-SELECT e.start_ts, e.end_ts, CAST(p.pages AS BIGINT) AS pages
-FROM e JOIN p USING (ino, start_ts) WHERE e.end_ts > e.start_ts ORDER BY e.start_ts
-"""
+
+def episodes(marked_ts, marked_ino, completed_ts, completed_ino, dirty_ts, dirty_ino, dirty_idx):
+    """(start, end, pages) of each inode writeback episode that carried dirtied pages, by
+    start. Each completion pairs with the inode's latest mark at or before it (marks and
+    clears alternate per inode: a mark needs the inode to have no page under writeback, a
+    clear leaves it with none), and each dirtied page with the first episode of its inode
+    that starts at or after it."""
+    z = np.zeros(0, np.int64)
+    mark = last_at_or_before(marked_ino, marked_ts, completed_ino, completed_ts)
+    paired = mark >= 0
+    if not paired.any():
+        return z, z, z
+    by_mark = np.lexsort((completed_ts[paired], mark[paired]))
+    m, c = mark[paired][by_mark], completed_ts[paired][by_mark]
+    first = np.concatenate(([True], m[1:] != m[:-1]))
+    marks, end = m[first], c[first]  # each mark's first completion; marks come in time order
+    start, ino = marked_ts[marks], marked_ino[marks]
+    data = dirty_idx >= 0
+    ep = first_at_or_after(ino, start, dirty_ino[data], dirty_ts[data])
+    has = ep >= 0
+    pairs = np.unique(np.stack((ep[has], dirty_idx[data][has])), axis=1)  # distinct (episode, page)
+    pages = np.bincount(pairs[0], minlength=len(marks)) if pairs.size else np.zeros(len(marks), np.int64)
+    keep = (pages > 0) & (end > start)
+    return start[keep], end[keep], pages[keep]
 
 
-def fit_from_inodes(con, views, page_size: int) -> Device | None:
-    """The device measured from inode writeback episodes, or None when the capture lacks
-    either end of them, the pages dirtied, or enough episodes."""
-    if not (views.met("inode_writeback") and views.met("dirtying.index")):
-        return None
-    kinds = {k for (k,) in con.execute("SELECT DISTINCT kind FROM inode_writeback").fetchall()}
-    if not {"marked", "completed"} <= kinds:
-        return None
-    r = con.execute(_EPISODES).fetchnumpy()
-    start, end = np.asarray(r["start_ts"], np.int64), np.asarray(r["end_ts"], np.int64)
-    nbytes = np.asarray(r["pages"], np.float64) * page_size
+def fit_from_inodes(marked_ts, marked_ino, completed_ts, completed_ino, dirty_ts, dirty_ino, dirty_idx,
+                    page_size: int) -> Device | None:
+    """The device measured from inode writeback episodes (the workload's, without those
+    that wrote nothing: advisor.replay.redirty), or None when there are too few."""
+    start, end, pages = episodes(marked_ts, marked_ino, completed_ts, completed_ino, dirty_ts, dirty_ino, dirty_idx)
+    nbytes = pages.astype(np.float64) * page_size
     if len(start) < MIN_EPISODES:
         return None
     dur = end - start

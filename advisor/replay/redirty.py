@@ -24,6 +24,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from advisor.replay.asof import last_at_or_before, time_at_or_before
+
 MARKED, COMPLETED, WRITTEN = 0, 1, 2
 
 
@@ -51,11 +53,11 @@ def empty_writebacks(wb_ts, wb_ino, wb_pid, wb_kind, dirty_ts, dirty_ino, dirty_
     prev = np.full(len(dirty_ts), -1, np.int64)
     same = dirty_key[by_page][1:] == dirty_key[by_page][:-1]
     prev[by_page[1:][same]] = dirty_ts[by_page[:-1][same]]
-    last_clean = _asof(o_ino[cleans], o_ts[cleans], dirty_ino, dirty_ts)
+    last_clean = time_at_or_before(o_ino[cleans], o_ts[cleans], dirty_ino, dirty_ts)
     redirty = (prev >= 0) & (prev > last_clean)
     # The episode is empty when the inode's last dirtying before its mark is a re-dirtying
     # by the marking task, after the inode's previous writeback event.
-    d = _asof_index(dirty_ino, dirty_ts, o_ino[marks], o_ts[marks])
+    d = last_at_or_before(dirty_ino, dirty_ts, o_ino[marks], o_ts[marks])
     before = np.where((marks > 0) & (o_ino[np.maximum(marks - 1, 0)] == o_ino[marks]), o_ts[np.maximum(marks - 1, 0)], -1)
     ok = d >= 0
     dd = np.maximum(d, 0)
@@ -66,32 +68,8 @@ def empty_writebacks(wb_ts, wb_ino, wb_pid, wb_kind, dirty_ts, dirty_ino, dirty_
     drop_wb[order[marks[ok] + 1]] = True
     # Every re-dirtying by the marking task since the inode's previous writeback event:
     # those whose inode's next writeback event is an empty episode's mark by that task.
-    at = _asof_index(o_ino, o_ts, dirty_ino, dirty_ts)
+    at = last_at_or_before(o_ino, o_ts, dirty_ino, dirty_ts)
     nxt = np.where(at >= 0, at + 1, np.searchsorted(o_ino, dirty_ino, side="left"))
     nc = np.minimum(nxt, len(o_ts) - 1)
     drop_dirty = redirty & (nxt < len(o_ts)) & (o_ino[nc] == dirty_ino) & empty[nc] & (o_pid[nc] == dirty_pid)
     return drop_wb, drop_dirty
-
-
-def _asof_index(data_ino, data_ts, q_ino, q_ts) -> np.ndarray:
-    """Per query, the index of the last data row of the same inode at or before its time, else -1."""
-    n = len(data_ts)
-    ino = np.concatenate((data_ino, q_ino))
-    ts = np.concatenate((data_ts, q_ts))
-    is_query = np.concatenate((np.zeros(n, bool), np.ones(len(q_ts), bool)))
-    order = np.lexsort((is_query, ts, ino))  # a data row at the query's time comes first
-    # The last data row so far in this order (its position, which only grows), as a row index.
-    pos = np.maximum.accumulate(np.where(is_query[order], -1, np.arange(len(order))))
-    last = np.where(pos >= 0, order[np.maximum(pos, 0)], -1)
-    last_ino = np.where(last >= 0, ino[np.maximum(last, 0)], -1)
-    found = np.where((last >= 0) & (last_ino == ino[order]), last, -1)
-    out = np.empty(len(q_ts), np.int64)
-    q = is_query[order]
-    out[order[q] - n] = found[q]
-    return out
-
-
-def _asof(data_ino, data_ts, q_ino, q_ts) -> np.ndarray:
-    """Per query, the time of the last data row of the same inode at or before it, else -1."""
-    i = _asof_index(data_ino, data_ts, q_ino, q_ts)
-    return np.where(i >= 0, data_ts[np.maximum(i, 0)] if len(data_ts) else -1, -1)

@@ -283,16 +283,6 @@ def _from_store(con, source: str, device_override: Device | None, views: Views) 
         dirty = {"ts": z, "ino": z, "index": z, "pid": z}
     first, last = int(info.get("first_ts") or 0), int(info.get("last_ts") or 0)
     dev = device_override or devices.fit(con, views)
-    if dev is None:
-        b = views.built["block_requests"]
-        why = f"no usable block requests in the capture ({b.lacks})" if not b.available else "no completed write requests in the capture"
-        dev = fit_from_inodes(con, views, page_size)
-        if dev is not None:
-            assumptions.append(f"{why}: the device is {dev.source}")
-        else:
-            dev = devices.preset("ssd")
-            assumptions.append(f"{why}, nor inodes both entering and leaving writeback (sb_mark_inode_writeback, "
-                               "sb_clear_inode_writeback): device assumed a SATA SSD (500 MB/s, 50 us per request, queue depth 32)")
     w = Workload(
         source=source,
         page_size=page_size,
@@ -302,15 +292,18 @@ def _from_store(con, source: str, device_override: Device | None, views: Views) 
         dirty_ino=_i64(dirty["ino"]),
         dirty_idx=_i64(dirty["index"]),
         dirty_pid=_i64(dirty["pid"]),
-        device=dev,
+        device=dev or devices.preset("ssd"),  # measured from inode writeback below when no block request fits it
         kernel=info.get("kernel_release") or None,
         assumptions=assumptions,
     )
+    at = len(w.assumptions)  # the device's line comes first, though measured after the inodes' writeback
     w.folio_bytes = page_size
     w.filesystems = frozenset(fs for fs in FILESYSTEMS if fs in views.filesystems.shown)
     _ops(con, views, w)
     _coverage(con, w)  # before the log commits: their returns are inferred where every CPU's events are there
     _inode_writeback(con, views, w)
+    if dev is None:
+        w.assumptions.insert(at, _device_from_inodes(views, w))
     _evictions(con, views, w)
     _log_commits(con, views, w)
     if w.log_commits is not None:
@@ -525,6 +518,20 @@ def _inode_writeback(con, views: Views, w: Workload) -> None:
         w.inode_written_ts, w.inode_written_ino = w.inode_wb_ts[written], w.inode_wb_ino[written]
         w.inode_written_pages = wrote[~marked][written]
         w.inode_completed_ts, w.inode_completed_ino = w.inode_wb_ts[~written], w.inode_wb_ino[~written]
+
+
+def _device_from_inodes(views: Views, w: Workload) -> str:
+    """Without block requests to fit the device to, measure it from the inodes entering
+    and leaving writeback (advisor.replay.device_inodes), else take the SSD preset; says which."""
+    b = views.built["block_requests"]
+    why = f"no usable block requests in the capture ({b.lacks})" if not b.available else "no completed write requests in the capture"
+    dev = fit_from_inodes(w.inode_marked_ts, w.inode_marked_ino, w.inode_completed_ts, w.inode_completed_ino,
+                          w.dirty_ts, w.dirty_ino, w.dirty_idx, w.page_size)
+    if dev is not None:
+        w.device = dev
+        return f"{why}: the device is {dev.source}"
+    return (f"{why}, nor inodes both entering and leaving writeback (sb_mark_inode_writeback, "
+            "sb_clear_inode_writeback): device assumed a SATA SSD (500 MB/s, 50 us per request, queue depth 32)")
 
 
 def _evictions(con, views: Views, w: Workload) -> None:
