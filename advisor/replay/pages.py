@@ -45,6 +45,23 @@ def dirty_at(w: Workload, t: int, clean_by: int | None = None,
     return keys[ts > clean_after]
 
 
+def key_bytes(w: Workload, keys: np.ndarray, t: int) -> np.ndarray:
+    """Bytes of each page key's folio (keys sorted, each dirtied at or before t), as its
+    last dirtying by t left it: folio_bytes each unless the workload knows each folio's
+    size (Workload.dirty_pages)."""
+    if w.dirty_pages is None or not len(keys):
+        return np.full(len(keys), float(w.folio_bytes))
+    h = _history(w)
+    sel = h.ts <= t
+    last = sel.copy()
+    last[:-1] &= ~(h.same_page_next & sel[1:])
+    known, pages = h.keys[last], w.dirty_pages[h.order][last]
+    if not len(known):
+        return np.full(len(keys), float(w.folio_bytes))
+    pos = np.minimum(np.searchsorted(known, keys), len(known) - 1)
+    return np.where(known[pos] == keys, pages[pos] * w.page_size, float(w.folio_bytes))
+
+
 def dirty_inodes_at(w: Workload, t: int) -> np.ndarray:
     """Sorted inodes on the writeback lists at time t: dirtied at or before t and not
     visited by an inode-level writeback (writeback_single_inode) nor evicted since. Writing the pages
@@ -93,6 +110,7 @@ class _DirtyHistory:
     each dirty_at is one linear pass instead of a sort of every event up to t."""
 
     sources: tuple[np.ndarray, ...]  # the workload arrays it was built from
+    order: np.ndarray  # workload order → this order
     keys: np.ndarray
     ts: np.ndarray
     same_page_next: np.ndarray  # keys[i + 1] == keys[i], for i < len - 1
@@ -111,7 +129,7 @@ def _history(w: Workload) -> _DirtyHistory:
         new_page = np.concatenate(([True], ~same_page_next)) if len(keys) else np.zeros(0, dtype=bool)
         page_of_event = np.empty(len(keys), dtype=np.int64)
         page_of_event[order] = np.cumsum(new_page, dtype=np.int64) - 1
-        h = _DirtyHistory(sources, keys, ts, same_page_next, keys[new_page], page_of_event)
+        h = _DirtyHistory(sources, order, keys, ts, same_page_next, keys[new_page], page_of_event)
         w._dirty_history = h  # not a dataclass field: a cache that summary() and equality ignore
     return h
 

@@ -50,7 +50,7 @@ from __future__ import annotations
 import numpy as np
 
 from advisor.replay.device import requests_for
-from advisor.replay.pages import dirty_at, dirty_inodes_at, not_evicted
+from advisor.replay.pages import dirty_at, dirty_inodes_at, key_bytes, not_evicted
 from advisor.replay.model import Policy, ProblemModel, longest_observed, needs_op, seconds
 from advisor.replay.workload import BTRFS_BTREE_INODE, Workload
 
@@ -62,18 +62,20 @@ def _simulate(w: Workload, policy: Policy) -> dict:
     ops = w.op("sync")
     i = ops.longest()
     t0 = int(ops.start[i])
-    keys, inodes, by_all = _synced(w, t0, int(ops.end[i]) if ops.end[i] >= 0 else w.end_ts)
+    t_end = int(ops.end[i]) if ops.end[i] >= 0 else w.end_ts
+    keys, inodes, by_all = _synced(w, t0, t_end)
     if w.metadata_bytes_per_inode and w.records("btrfs"):
         # btrfs's metadata blocks are the btree inode's pages: the metadata bytes per
         # inode written (below) are those writes, so the btree inode is not counted twice.
         by_all = by_all[inodes != BTRFS_BTREE_INODE]
         inodes = inodes[inodes != BTRFS_BTREE_INODE]
         keys = keys[(keys >> 32) != BTRFS_BTREE_INODE]
-    pages = np.zeros(len(inodes))
-    with_pages, counts = np.unique(keys >> 32, return_counts=True)
-    pages[np.searchsorted(inodes, with_pages)] = counts  # an inode with dirty pages is on the lists
+    data = np.zeros(len(inodes))
+    with_pages, of_inode = np.unique(keys >> 32, return_inverse=True)
+    # an inode with dirty pages is on the lists
+    data[np.searchsorted(inodes, with_pages)] = np.bincount(of_inode, weights=key_bytes(w, keys, t_end), minlength=len(with_pages))
     # Each inode also costs the filesystem metadata writes (log, inode clusters, tree blocks).
-    nbytes = pages * w.folio_bytes + w.metadata_bytes_per_inode
+    nbytes = data + w.metadata_bytes_per_inode
     total = float(nbytes.sum())
     # Which part goes at the metadata rate: btrfs's tree blocks only (module docstring).
     meta_per_inode = w.metadata_bytes_per_inode if w.records("btrfs") else 0.0
@@ -93,7 +95,7 @@ def _simulate(w: Workload, policy: Policy) -> dict:
         flusher_waiting = dev.serial_ns(int(requests_for(serial).sum()), float(serial.sum()) - meta_serial, meta_serial) if len(serial) else 0.0
         batched = dev.batch_ns(int(requests_for(float(batch.sum()))), float(batch.sum()) - meta_batch, meta_batch) if len(batch) else 0.0
         dur = cpu + batched + flusher_waiting
-    commit = _recorded_commit_ns(w, t0, int(ops.end[i]) if ops.end[i] >= 0 else w.end_ts)
+    commit = _recorded_commit_ns(w, t0, t_end)
     metrics = {
         "sync_seconds": seconds(dur + commit),
         "inodes_written_during_sync": int(len(inodes)),
@@ -130,7 +132,7 @@ def _synced(w: Workload, t0: int, t_end: int) -> tuple[np.ndarray, np.ndarray, n
     if len(modes) and (modes == 1).any():
         t1 = int(starts[np.argmax(modes == 1)])
     else:
-        t1 = t0 + int(_first_pass_ns(w, keys0, inodes0))
+        t1 = t0 + int(_first_pass_ns(w, keys0, inodes0, t0))
     later = (w.dirty_ts > t0) & (w.dirty_ts <= t1)
     if not later.any():
         return keys0, inodes0, np.zeros(len(inodes0), bool)
@@ -141,14 +143,14 @@ def _synced(w: Workload, t0: int, t_end: int) -> tuple[np.ndarray, np.ndarray, n
     return np.union1d(keys0, keys1), inodes, np.isin(inodes, new)
 
 
-def _first_pass_ns(w: Workload, keys0: np.ndarray, inodes0: np.ndarray) -> float:
+def _first_pass_ns(w: Workload, keys0: np.ndarray, inodes0: np.ndarray, t0: int) -> float:
     """How long the WB_SYNC_NONE pass over what was dirty at t0 takes: the capture's pace
     through the flusher's lists when it shows one; without, the flusher's CPU per inode
     or, when longer, the device's time for those bytes, since the pass's submissions
     block once the device's queue is full (request tags, wbt)."""
     if w.flusher_pace_ns:
         return w.flusher_pace_ns * len(inodes0)
-    nbytes = len(keys0) * w.folio_bytes + w.metadata_bytes_per_inode * len(inodes0)
+    nbytes = float(key_bytes(w, keys0, t0).sum()) + w.metadata_bytes_per_inode * len(inodes0)
     device = w.device.batch_ns(int(requests_for(nbytes)), nbytes) if nbytes else 0.0
     return max(w.inode_writeback_ns * len(inodes0), device)
 
