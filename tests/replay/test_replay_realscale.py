@@ -2,7 +2,8 @@
 of each scenario held back from fitting (manifest role "holdout"): every timed metric the
 capture shows, and the bytes and inodes behind them, within 25% of what it recorded. The
 models were never adjusted against these files (dbench-stable1-ext4's holdout is run 3:
-run 2 was used to debug the stable-pages model, and became a fit run)."""
+run 2 was used to debug the stable-pages model, and became a fit run; so is
+sync-dbench-ext4's, whose run 2 was replayed while the folio sizes were being changed)."""
 
 from __future__ import annotations
 
