@@ -63,7 +63,8 @@ def key_bytes(w: Workload, keys: np.ndarray, t: int) -> np.ndarray:
 
 
 def dirty_inodes_at(w: Workload, t: int) -> np.ndarray:
-    """Sorted inodes on the writeback lists at time t: dirtied at or before t and not
+    """Sorted inodes on the writeback lists at time t: dirtied (a page, or only the
+    metadata: Workload.inode_enqueued_*) at or before t and not
     visited by an inode-level writeback (writeback_single_inode) nor evicted since. Writing the pages
     elsewhere (fsync, btrfs's space reclaim through filemap_fdatawrite) leaves the inode
     on b_dirty until the flusher or a sync visits it: __writeback_single_inode clears
@@ -71,11 +72,12 @@ def dirty_inodes_at(w: Workload, t: int) -> np.ndarray:
     no visit: on ext4, 20 files written and fsynced were all written again by the sync
     that followed (writeback_single_inode for each). Only a capture without
     writeback_single_inode takes the ends of writeback as the visits."""
-    sel = w.dirty_ts <= t
+    dirty_ino, dirty_ts = _inode_dirtying(w)
+    sel = dirty_ts <= t
     if not sel.any():
         return np.zeros(0, np.int64)
-    inodes = np.unique(w.dirty_ino[sel])
-    last_dirty = _last_per_key(inodes, w.dirty_ino[sel], w.dirty_ts[sel])
+    inodes = np.unique(dirty_ino[sel])
+    last_dirty = _last_per_key(inodes, dirty_ino[sel], dirty_ts[sel])
     visit_ts, visit_ino = (w.inode_written_ts, w.inode_written_ino) if len(w.inode_written_ts) else (w.inode_wb_ts, w.inode_wb_ino)
     isel = visit_ts <= t
     last_visit = _last_per_key(inodes, visit_ino[isel], visit_ts[isel]) if isel.any() else np.full(len(inodes), -1)
@@ -86,9 +88,24 @@ def not_evicted(w: Workload, inodes: np.ndarray, t: int) -> np.ndarray:
     """Of `inodes` (sorted), those whose last dirtying at or before t came after their
     last eviction: a deleted file's inode leaves the writeback lists (evict →
     inode_io_list_del), and a later file may reuse its number."""
-    sel = w.dirty_ts <= t
-    last_dirty = _last_per_key(inodes, w.dirty_ino[sel], w.dirty_ts[sel]) if sel.any() else np.full(len(inodes), -1)
+    dirty_ino, dirty_ts = _inode_dirtying(w)
+    sel = dirty_ts <= t
+    last_dirty = _last_per_key(inodes, dirty_ino[sel], dirty_ts[sel]) if sel.any() else np.full(len(inodes), -1)
     return inodes[last_dirty > last_eviction(w, inodes, t)]
+
+
+def inodes_dirtied(w: Workload, t0: int, t1: int) -> np.ndarray:
+    """Sorted inodes dirtied in (t0, t1]: a page of theirs, or only their metadata."""
+    dirty_ino, dirty_ts = _inode_dirtying(w)
+    return np.unique(dirty_ino[(dirty_ts > t0) & (dirty_ts <= t1)])
+
+
+def _inode_dirtying(w: Workload) -> tuple[np.ndarray, np.ndarray]:
+    """(inode, time) of every dirtying of an inode: its pages' and its metadata's alone
+    (Workload.inode_enqueued_*)."""
+    if not len(w.inode_enqueued_ts):
+        return w.dirty_ino, w.dirty_ts
+    return np.concatenate((w.dirty_ino, w.inode_enqueued_ino)), np.concatenate((w.dirty_ts, w.inode_enqueued_ts))
 
 
 def last_eviction(w: Workload, inodes: np.ndarray, t: int) -> np.ndarray:

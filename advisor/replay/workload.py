@@ -166,6 +166,9 @@ class Workload:
     # When an inode was evicted (deleted, its dirty pages dropped unwritten), sorted.
     inode_evicted_ts: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
     inode_evicted_ino: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
+    # Inodes turned dirty without a page dirtied: only their metadata (advisor.views.pagecache.INODES_ENQUEUED), by time.
+    inode_enqueued_ts: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
+    inode_enqueued_ino: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
     # When an inode's last page left writeback (sb_clear_inode_writeback), sorted.
     inode_completed_ts: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
     inode_completed_ino: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
@@ -309,6 +312,7 @@ def _from_store(con, source: str, device_override: Device | None, views: Views) 
     if dev is None:
         w.assumptions.insert(at, _device_from_inodes(views, w))
     _evictions(con, views, w)
+    _enqueued(con, views, w)
     _log_commits(con, views, w)
     if w.log_commits is not None:
         w.filesystems |= {"btrfs"}
@@ -559,6 +563,35 @@ def _evictions(con, views: Views, w: Workload) -> None:
         w.assumptions.append(f"{int(hit.sum()):,} evictions of {len(np.unique(w.inode_evicted_ino[hit])):,} of the "
                              f"{len(dirtied):,} dirtied inode numbers (files deleted; ext4_evict_inode, xfs_destroy_inode, "
                              "btrfs_inode_evict): the pages an inode had dirty then are dropped, never written")
+
+
+# The superblocks whose inodes the workload dirties pages of: an enqueued inode elsewhere
+# (tmpfs, the block device's own inode) is not on a filesystem the capture's writeback shows.
+_ENQUEUED = """
+WITH d AS (SELECT DISTINCT ino FROM dirtying),
+     devs AS (SELECT DISTINCT q.dev FROM inodes_enqueued q JOIN d USING (ino))
+SELECT ts, CAST(ino AS BIGINT) AS ino FROM inodes_enqueued WHERE dev IN (SELECT dev FROM devs) AND ino NOT IN (SELECT ino FROM d)
+ORDER BY ts
+"""
+
+
+def _enqueued(con, views: Views, w: Workload) -> None:
+    """Inodes put on the dirty lists that the workload never dirties a page of (a
+    directory whose entries changed, a file whose times or size did): a sync writes them
+    too (writeback_single_inode, wrote 0). Said only where a sync is replayed."""
+    if not len(w.op("sync")):
+        return
+    if not (views.met("inodes_enqueued") and views.met("dirtying")):
+        b = views.built["inodes_enqueued"]
+        w.assumptions.append(f"inodes dirtied without a page (metadata only) are not seen ({b.lacks}): a sync is replayed "
+                             "writing only inodes with dirty pages")
+        return
+    r = con.execute(_ENQUEUED).fetchnumpy()
+    w.inode_enqueued_ts, w.inode_enqueued_ino = _i64(r["ts"]), _i64(r["ino"])
+    if n := len(np.unique(w.inode_enqueued_ino)):
+        w.assumptions.append(f"{n:,} inode{'s' if n > 1 else ''} turned dirty with no page dirtied (metadata only: "
+                             "writeback_dirty_inode_enqueue on the filesystems of the dirtied pages); a sync writes them, "
+                             "with their metadata and no data")
 
 
 def _writeback(con, views: Views, w: Workload) -> None:

@@ -50,7 +50,7 @@ from __future__ import annotations
 import numpy as np
 
 from advisor.replay.device import requests_for
-from advisor.replay.pages import dirty_at, dirty_inodes_at, key_bytes, not_evicted
+from advisor.replay.pages import dirty_at, dirty_inodes_at, inodes_dirtied, key_bytes, not_evicted
 from advisor.replay.model import Policy, ProblemModel, longest_observed, needs_op, seconds
 from advisor.replay.workload import BTRFS_BTREE_INODE, Workload
 
@@ -133,10 +133,10 @@ def _synced(w: Workload, t0: int, t_end: int) -> tuple[np.ndarray, np.ndarray, n
         t1 = int(starts[np.argmax(modes == 1)])
     else:
         t1 = t0 + int(_first_pass_ns(w, keys0, inodes0, t0))
-    later = (w.dirty_ts > t0) & (w.dirty_ts <= t1)
-    if not later.any():
+    later = inodes_dirtied(w, t0, t1)
+    if not len(later):
         return keys0, inodes0, np.zeros(len(inodes0), bool)
-    new = not_evicted(w, np.setdiff1d(np.unique(w.dirty_ino[later]), inodes0), t1)
+    new = not_evicted(w, np.setdiff1d(later, inodes0), t1)
     keys1 = dirty_at(w, t1)
     keys1 = keys1[np.isin(keys1 >> 32, new)]
     inodes = np.union1d(inodes0, new)
