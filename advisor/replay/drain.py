@@ -68,7 +68,7 @@ def drained_rate(con, views, start, end, nbytes, meta) -> tuple[float, str] | No
     if windows is None:
         return None
     lo, hi = windows
-    if _overlap(lo, hi, *_merged(start, end)) > MAX_BUSY_WHILE_BACKLOGGED * float((hi - lo).sum()):
+    if _overlap(lo, hi, *merged(start, end)) > MAX_BUSY_WHILE_BACKLOGGED * float((hi - lo).sum()):
         return None  # the device itself was the limit
     # Every write completed inside the windows (metadata too: a throttle holds it back
     # alike; XFS wrote 256 MB of log and inode clusters beside 491 MB of data under one
@@ -82,7 +82,7 @@ def drained_rate(con, views, start, end, nbytes, meta) -> tuple[float, str] | No
     return completed * 1e9 / length, what
 
 
-def _merged(start: np.ndarray, end: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def merged(start: np.ndarray, end: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """The union of [start, end) intervals as sorted disjoint intervals."""
     order = np.argsort(start, kind="stable")
     start, end = start[order], end[order]

@@ -22,11 +22,7 @@ def dirty_at(w: Workload, t: int, clean_by: int | None = None,
     counted."""
     clean_by = t if clean_by is None else min(t, clean_by)
     h = _history(w)
-    # Within a page's run the times ascend, so the events at or before t are a prefix
-    # of the run and the page's last dirtying by t is that prefix's last element.
-    sel = h.ts <= t
-    last = sel.copy()
-    last[:-1] &= ~(h.same_page_next & sel[1:])
+    last = _last_by(h, t)
     keys, ts = h.keys[last], h.ts[last]
     if not len(keys):
         return keys
@@ -52,9 +48,7 @@ def key_bytes(w: Workload, keys: np.ndarray, t: int) -> np.ndarray:
     if w.dirty_pages is None or not len(keys):
         return np.full(len(keys), float(w.folio_bytes))
     h = _history(w)
-    sel = h.ts <= t
-    last = sel.copy()
-    last[:-1] &= ~(h.same_page_next & sel[1:])
+    last = _last_by(h, t)
     known, pages = h.keys[last], w.dirty_pages[h.order][last]
     if not len(known):
         return np.full(len(keys), float(w.folio_bytes))
@@ -73,11 +67,10 @@ def dirty_inodes_at(w: Workload, t: int) -> np.ndarray:
     that followed (writeback_single_inode for each). Only a capture without
     writeback_single_inode takes the ends of writeback as the visits."""
     dirty_ino, dirty_ts = _inode_dirtying(w)
-    sel = dirty_ts <= t
-    if not sel.any():
-        return np.zeros(0, np.int64)
-    inodes = np.unique(dirty_ino[sel])
-    last_dirty = _last_per_key(inodes, dirty_ino[sel], dirty_ts[sel])
+    inodes = np.unique(dirty_ino[dirty_ts <= t])
+    if not len(inodes):
+        return inodes
+    last_dirty = _last_dirtied(w, inodes, t)
     visit_ts, visit_ino = (w.inode_written_ts, w.inode_written_ino) if len(w.inode_written_ts) else (w.inode_wb_ts, w.inode_wb_ino)
     isel = visit_ts <= t
     last_visit = _last_per_key(inodes, visit_ino[isel], visit_ts[isel]) if isel.any() else np.full(len(inodes), -1)
@@ -88,16 +81,20 @@ def not_evicted(w: Workload, inodes: np.ndarray, t: int) -> np.ndarray:
     """Of `inodes` (sorted), those whose last dirtying at or before t came after their
     last eviction: a deleted file's inode leaves the writeback lists (evict →
     inode_io_list_del), and a later file may reuse its number."""
-    dirty_ino, dirty_ts = _inode_dirtying(w)
-    sel = dirty_ts <= t
-    last_dirty = _last_per_key(inodes, dirty_ino[sel], dirty_ts[sel]) if sel.any() else np.full(len(inodes), -1)
-    return inodes[last_dirty > last_eviction(w, inodes, t)]
+    return inodes[_last_dirtied(w, inodes, t) > last_eviction(w, inodes, t)]
 
 
 def inodes_dirtied(w: Workload, t0: int, t1: int) -> np.ndarray:
     """Sorted inodes dirtied in (t0, t1]: a page of theirs, or only their metadata."""
     dirty_ino, dirty_ts = _inode_dirtying(w)
     return np.unique(dirty_ino[(dirty_ts > t0) & (dirty_ts <= t1)])
+
+
+def _last_dirtied(w: Workload, inodes: np.ndarray, t: int) -> np.ndarray:
+    """Per inode (sorted), its last dirtying (a page, or only the metadata) at or before t, else -1."""
+    dirty_ino, dirty_ts = _inode_dirtying(w)
+    sel = dirty_ts <= t
+    return _last_per_key(inodes, dirty_ino[sel], dirty_ts[sel]) if sel.any() else np.full(len(inodes), -1)
 
 
 def _inode_dirtying(w: Workload) -> tuple[np.ndarray, np.ndarray]:
@@ -149,6 +146,16 @@ def _history(w: Workload) -> _DirtyHistory:
         h = _DirtyHistory(sources, order, keys, ts, same_page_next, keys[new_page], page_of_event)
         w._dirty_history = h  # not a dataclass field: a cache that summary() and equality ignore
     return h
+
+
+def _last_by(h: _DirtyHistory, t: int) -> np.ndarray:
+    """Mask over the history: each page's last dirtying at or before t. Within a page's
+    run the times ascend, so the events at or before t are a prefix of the run and the
+    last dirtying by t is that prefix's last element."""
+    sel = h.ts <= t
+    last = sel.copy()
+    last[:-1] &= ~(h.same_page_next & sel[1:])
+    return last
 
 
 def _last_per_key(query: np.ndarray, keys: np.ndarray, ts: np.ndarray) -> np.ndarray:

@@ -16,6 +16,7 @@ from advisor.replay import btrfs_log, btrfs_returns, folios, redirty
 from advisor.replay import device as devices
 from advisor.replay.device import Device
 from advisor.replay.device_inodes import fit_from_inodes
+from advisor.replay.drain import merged
 from advisor.views import Views, attach, filesystem_requests
 from advisor.views.coverage import cpu_coverage
 
@@ -703,10 +704,9 @@ def _inside(t: np.ndarray, start: np.ndarray, end: np.ndarray) -> np.ndarray:
     """Per time in t, whether it falls within any [start, end] interval."""
     if not len(start) or not len(t):
         return np.zeros(len(t), bool)
-    order = np.argsort(start, kind="stable")
-    reach = np.maximum.accumulate(end[order])
-    i = np.searchsorted(start[order], t, side="right") - 1
-    return (i >= 0) & (reach[np.maximum(i, 0)] >= t)
+    lo, hi = merged(start, end)
+    i = np.searchsorted(lo, t, side="right") - 1
+    return (i >= 0) & (hi[np.maximum(i, 0)] >= t)
 
 
 def _stable_writes(con, w: Workload) -> None:
