@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from advisor.replay import btrfs_log, btrfs_returns, folios, redirty
+from advisor.replay import btrfs_log, btrfs_returns, folios, redirty, sync_fs
 from advisor.replay import device as devices
 from advisor.replay.device import Device
 from advisor.replay.device_inodes import fit_from_inodes
@@ -193,9 +193,12 @@ class Workload:
     log_commits: btrfs_log.LogCommits | None = None  # btrfs log commits the capture shows
     # btrfs transaction commits (btrfs_transaction_commit fires as one ends) and the ends of
     # the flusher's writeback works (writeback_written), which bound when a sync's commit
-    # began: read only for a btrfs capture with a sync.
+    # began: read only for a capture with a sync (the commits for btrfs only).
     transaction_commit_ts: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
     writeback_work_end_ts: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
+    # Per sync (op("sync")), when its ->sync_fs began on a filesystem other than btrfs, -1
+    # when unknown (advisor.replay.sync_fs).
+    sync_fs_start_ts: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
     dirty_limit_pages: int | None = None
     # Flusher CPU time per inode written (writepages, bio building), without the IO wait.
     inode_writeback_ns: float = 20_000.0
@@ -318,10 +321,11 @@ def _from_store(con, source: str, device_override: Device | None, views: Views) 
     if w.log_commits is not None:
         w.filesystems |= {"btrfs"}
     _paced_fsyncs(w)
-    _writeback(con, views, w)
     if views.met("block_requests"):
         w.write_done_ts = _i64(con.execute("SELECT complete_ts FROM block_requests WHERE write AND NOT meta AND bytes > 0 "
                                            "AND complete_ts IS NOT NULL ORDER BY complete_ts").fetchnumpy()["complete_ts"])
+    sync_fs.read(con, views, w)  # before the metadata per inode, which leaves ->sync_fs's own writes out
+    _writeback(con, views, w)
     _transaction_commits(con, views, w)
     _folio_bytes(con, views, w)
     _pressure(con, views, w)
@@ -361,7 +365,7 @@ def _folio_bytes(con, views: Views, w: Workload) -> None:
         w.folio_bytes = int(min(2 ** round(np.log2(per)), 2 * 1024 * 1024))
         w.dirty_pages, known = folios.pages_per_dirtying(w.dirty_ts, w.dirty_ino, w.dirty_idx, w.folio_bytes / w.page_size)
         w.assumptions.append(f"one dirtying event = its folio: {known:,} of {len(w.dirty_ts):,} folios' sizes read from where "
-                             f"the next folio of their file starts (advisor.replay.folios), the others {w.folio_bytes // 1024} KiB: "
+                             f"the next folio of their file starts, the others {w.folio_bytes // 1024} KiB: "
                              f"the capture's data writes average {per / 1024:.1f} KiB per dirtying event (the event does not carry "
                              "the folio size)")
 
@@ -617,9 +621,6 @@ def _transaction_commits(con, views: Views, w: Workload) -> None:
         return
     if views.met("commits"):
         w.transaction_commit_ts = _i64(con.execute("SELECT end_ts FROM commits WHERE fs = 'btrfs' ORDER BY end_ts").fetchnumpy()["end_ts"])
-    if views.met("writeback_works"):
-        w.writeback_work_end_ts = _i64(con.execute(
-            "SELECT end_ts FROM writeback_works WHERE end_ts IS NOT NULL ORDER BY end_ts").fetchnumpy()["end_ts"])
     w.assumptions.append(
         f"the btrfs transaction commit ending a sync is replayed as recorded ({len(w.transaction_commit_ts)} btrfs transaction commits "
         "in the capture): the sync policies change the flusher's pass, not the commit" if len(w.transaction_commit_ts) else
@@ -682,20 +683,23 @@ def _flusher_pace(con, views: Views, w: Workload) -> None:
 
 def _metadata_per_inode(con, views: Views, w: Workload) -> None:
     """Metadata-flagged write bytes (RWBS 'M': log, inode clusters) per inode written,
-    without those completed inside an fsync: an fsync commits the journal or log itself
-    (dbench on ext4: 14.8 of the 15.0 MB of metadata writes were inside its 676 fsyncs,
-    while a sync among them wrote 0.7 MB of metadata for its 331 inodes)."""
+    without those completed inside an fsync or a sync's ->sync_fs, which commit the journal
+    or log themselves (dbench on ext4: 14.8 of the 15.0 MB of metadata writes were inside
+    its 676 fsyncs; a sync among them wrote 0.7 MB of metadata, in its ->sync_fs)."""
     if not views.met("block_requests") or not views.met("inode_writeback"):
         return
     r = con.execute("SELECT complete_ts, bytes FROM block_requests WHERE write AND meta AND complete_ts IS NOT NULL").fetchnumpy()
     done, nbytes = _i64(r["complete_ts"]), np.asarray(r["bytes"], np.float64)
     inodes = con.execute("SELECT count(*) FROM inode_writeback WHERE kind = 'written'").fetchone()[0]
-    fsyncs = w.op("fsync")
-    in_fsync = _inside(done, fsyncs.start, np.where(fsyncs.end >= 0, fsyncs.end, w.end_ts))
+    fsyncs, syncs = w.op("fsync"), w.op("sync")
+    tails = w.sync_fs_start_ts >= 0 if len(w.sync_fs_start_ts) else np.zeros(len(syncs), bool)
+    starts = np.concatenate((fsyncs.start, w.sync_fs_start_ts[tails] if tails.any() else np.zeros(0, np.int64)))
+    ends = np.concatenate((np.where(fsyncs.end >= 0, fsyncs.end, w.end_ts), syncs.end[tails]))
+    in_fsync = _inside(done, starts, ends)
     meta = float(nbytes[~in_fsync].sum())
     if meta and inodes:
         w.metadata_bytes_per_inode = meta / inodes
-        left = f"; {nbytes[in_fsync].sum() / 1e6:.1f} MB completed inside fsyncs (their own commits) left out" if in_fsync.any() else ""
+        left = f"; {nbytes[in_fsync].sum() / 1e6:.1f} MB completed inside fsyncs or ->sync_fs (their own commits) left out" if in_fsync.any() else ""
         w.assumptions.append(f"{w.metadata_bytes_per_inode / 1024:.1f} KiB of metadata writes (RWBS M) per inode written, "
                              f"from the capture's block requests and inode writebacks{left}")
 

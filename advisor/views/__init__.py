@@ -2,7 +2,7 @@
 
 `attach(con)` creates one temporary view per domain object on a store's connection
 (sync_ops, fsync_ops, snapshot_ops, write_ops, dirtying, pages_written, inode_writeback,
-writeback_works, page_waits, dirty_state, reclaim, flush_space, commits,
+writeback_works, page_waits, dirty_state, reclaim, flush_space, commits, sync_fs_calls,
 block_requests), each filled from the best of its event sources the capture recorded,
 plus `capture_views`: per view, the source used, its rows' meaning and what it cannot
 show. Nothing above this package names a raw event table.

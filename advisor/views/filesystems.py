@@ -1,5 +1,5 @@
 """Filesystem activity: btrfs space-reclaim flushing, transaction and journal commits,
-and which filesystems the capture shows at all.
+->sync_fs calls, and which filesystems the capture shows at all.
 
 btrfs registers a bdi of its own per filesystem, named "btrfs-N"; ext4 and XFS write
 through the block device's bdi, named "MAJ:MIN" (7:0 for /dev/loop0). So the bdi names
@@ -65,7 +65,24 @@ COMMITS = View(
     combines=True,
 )
 
-VIEWS = (FLUSH_SPACE, COMMITS)
+# sync(2) and syncfs(2) call each filesystem's ->sync_fs once its inodes are written and
+# their pages waited for (sync_inodes_sb): first with wait=0 for every superblock, then
+# with wait=1. On ext4 that is a journal commit and a cache flush, the same whichever way
+# the flusher wrote the inodes. ext4 traces the entry (dev 7,0 is 7340032 as recorded):
+#   sync-28286 [000] 43540.757270: ext4_sync_fs: dev 254,0 wait 0
+#   sync-28286 [000] 43540.757279: ext4_sync_fs: dev 7,0 wait 0
+SYNC_FS_CALLS = View(
+    "sync_fs_calls",
+    "a filesystem's ->sync_fs, called by sync(2) and syncfs(2) once the inodes are written (ext4: a journal commit)",
+    (Column("ts", "BIGINT", "entry, ns"), Column("pid", "INTEGER", "the calling task"), Column("comm", "VARCHAR", "its name"),
+     Column("dev", "VARCHAR", "the superblock's device (7:0 as the kernel's number, 7340032)"),
+     Column("wait", "INTEGER", "1: the call waits for the commit"), Column("fs", "VARCHAR", "the filesystem whose event it is")),
+    (Source("ext4_sync_fs", (("ext4:ext4_sync_fs",),),
+            lambda t, p: f"SELECT ts, pid, comm, CAST(dev AS VARCHAR) AS dev, CAST(wait AS INTEGER) AS wait, 'ext4' AS fs FROM {t[0]}",
+            fields=(("dev", "wait"),), lacks="other filesystems' ->sync_fs"),),
+)
+
+VIEWS = (FLUSH_SPACE, COMMITS, SYNC_FS_CALLS)
 
 # Events whose bdi name (column `name`) tells btrfs ("btrfs-1") from a block device's bdi.
 BDI_EVENTS = frozenset(("writeback:writeback_dirty_folio", "writeback:writeback_dirty_page", "writeback:writeback_single_inode",

@@ -58,7 +58,7 @@ _FSYNC_PREPARATION = (
 _SYNC_DEVICE = (
     "the device is fitted from the reverted capture's own requests, which the per-inode waits kept small and serial "
     "(1,614 write requests at queue depth 1.3: 5.7 MB/s); the stock run's 307 merged requests ran at depth 4.5, "
-    "26.7 MB/s, so the for-sync replay of the reverted capture predicts 5.65 s where the stock kernel took 1.24 s "
+    "26.7 MB/s, so the for-sync replay of the reverted capture predicts 4.91 s where the stock kernel took 1.24 s "
     "(the 6,283 inodes the sync wrote are replayed exactly)")
 _STABLE_FLAG = (
     "the reverted kernel's writers waited 123-124 times on a device with stable_writes 0; the trace does not "
