@@ -88,6 +88,8 @@ def replay(w: Workload, selection: Selection, kernel: str | None = None, measure
         if reason:
             skipped[problem] = reason
             continue
+        said, shown_by = _policy_shown(problem, model, w, own, kernel)
+        warnings += said
         rows = []
         for pid in selection.policies[problem]:
             policy = model.policy(pid)
@@ -98,6 +100,8 @@ def replay(w: Workload, selection: Selection, kernel: str | None = None, measure
                 "code_path": policy.code_path,
                 "fixed": policy.fixed,
                 "own_kernel": own.get(problem) == policy.id,
+                # why the own-kernel policy is this one when the capture, not the release, says so
+                "own_kernel_shown": shown_by if shown_by and own.get(problem) == policy.id else None,
                 "metrics": _plain(model.simulate(w, policy)),
             })
         # A synthetic workload (w.params: its description) has nothing observed.
@@ -120,6 +124,23 @@ def replay(w: Workload, selection: Selection, kernel: str | None = None, measure
                         "(their buffers were overwritten): part of these errors may come from writes, requests and "
                         "completions the replay could not see")
     return {"workload": w.summary(), "observed": observed, "not_applicable": skipped, "results": results, "warnings": warnings}
+
+
+def _policy_shown(problem: str, model, w: Workload, own: dict[str, str | None], kernel: str | None) -> tuple[list[str], str | None]:
+    """Where the capture shows which policy its kernel ran and its release says otherwise
+    (a vendor or custom kernel without a fix, or with it backported), that policy is the
+    own-kernel one, unless `kernel` (--kernel) names the kernel. Returns the warnings and
+    the evidence when the capture decided."""
+    shown = model.shown_policy(w) if model.shown_policy and not w.params else None
+    if not shown or own.get(problem) == shown[0]:
+        return [], None
+    policy, evidence = shown
+    if kernel:
+        return [f"{problem}: {evidence}, yet --kernel {kernel} runs {own.get(problem) or 'an unknown policy'}: "
+                "the row marked as this kernel's is the one --kernel names"], None
+    said = f"release {w.kernel} implies {own[problem]}" if own.get(problem) else "the kernel's release cannot tell"
+    own[problem] = policy
+    return [f"{problem}: {evidence}; {said}, so this capture's kernel is replayed as {policy}"], evidence
 
 
 def _every_policy_misses(problem: str, rows: list[dict], seen: dict) -> list[str]:

@@ -38,8 +38,9 @@ def quote_replays(con, label: str, doc: dict, rules: list[Rule], replayed: dict 
         before = next(r for r in rows if not r["fixed"])
         after = next(r for r in rows if r["fixed"])
         own = next((r["fixed"] for r in rows if r["own_kernel"]), None)
+        shown = next((r["own_kernel_shown"] for r in rows if r["own_kernel"] and r.get("own_kernel_shown")), None)
         values = {"before": before["metrics"].get(quote.metric), "after": after["metrics"].get(quote.metric),
-                  "kernel": doc["kernel"]["release"] or "unknown", "own_kernel": _OWN[own]}
+                  "kernel": doc["kernel"]["release"] or "unknown", "own_kernel": _OWN[own] + (f", as the capture shows: {shown}" if shown else "")}
         f["replay"] = {"metric": quote.metric, "before_policy": before["policy"], "after_policy": after["policy"],
                        "before": values["before"], "after": values["after"], "own_kernel_fixed": own,
                        "device": result["workload"]["device"]["source"],
@@ -74,7 +75,9 @@ def _replay(con, label: str, problems: list[str], doc: dict) -> dict | None:
     """The quoted problems' replay, or None when there is nothing to replay."""
     from advisor.analyze import replay as engine
 
-    return engine.replay_store(con, label, problems, None, doc["kernel"]["release"]) if problems else None
+    # Only a release the user named (--kernel) overrides what the capture shows of its policy.
+    kernel = doc["kernel"]["release"] if doc["kernel"]["from"] == "--kernel" else None
+    return engine.replay_store(con, label, problems, None, kernel) if problems else None
 
 
 def _sentence(rule: Rule, values: dict) -> str:

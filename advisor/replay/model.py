@@ -26,6 +26,9 @@ class ProblemModel:
     observed: Callable[[Workload], dict]
     # The policy's predicted metrics for this workload.
     simulate: Callable[[Workload, Policy], dict]
+    # The policy whose code path the capture itself shows running, with that evidence, or
+    # None when it cannot tell (a vendor or custom kernel may lack a fix its release implies).
+    shown_policy: Callable[[Workload], tuple[str, str] | None] | None = None
 
     def policy(self, policy_id: str) -> Policy:
         for p in self.policies:

@@ -209,6 +209,9 @@ class Workload:
     # (0 WB_SYNC_NONE, 1 WB_SYNC_ALL), sorted by start. Empty: not recorded.
     sync_work_start_ts: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
     sync_work_mode: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
+    # Inside the flusher's WB_SYNC_ALL sync work: the inodes whose pages it waited on, and
+    # those it wrote pages of. None: page waits, inode writeback or work items not recorded.
+    sync_all_waited_inodes: tuple[int, int] | None = None
     # Bytes one dirtying event stands for: a page, or a large folio (see _folio_bytes).
     folio_bytes: int = 4096
     # Per dirtying event, the pages of its folio when large folios differ in size
@@ -679,6 +682,12 @@ def _flusher_pace(con, views: Views, w: Workload) -> None:
         "SELECT start_ts, sync_mode FROM writeback_works WHERE reason_name = 'sync' AND sync_mode IN (0, 1) ORDER BY start_ts"
     ).fetchnumpy()
     w.sync_work_start_ts, w.sync_work_mode = _i64(works["start_ts"]), _i64(works["sync_mode"])
+    if views.met("page_waits.ino") and (works["sync_mode"] == 1).any():
+        w.sync_all_waited_inodes = con.execute(
+            "WITH wk AS (SELECT pid, start_ts, end_ts FROM writeback_works WHERE reason_name = 'sync' AND sync_mode = 1) "
+            "SELECT (SELECT count(DISTINCT p.ino) FROM page_waits p JOIN wk ON p.pid = wk.pid AND p.ts BETWEEN wk.start_ts AND wk.end_ts), "
+            "(SELECT count(DISTINCT i.ino) FROM inode_writeback i JOIN wk ON i.pid = wk.pid AND i.ts BETWEEN wk.start_ts AND wk.end_ts "
+            "WHERE i.kind = 'written' AND i.wrote > 0)").fetchone()
 
 
 def _metadata_per_inode(con, views: Views, w: Workload) -> None:
