@@ -701,8 +701,9 @@ def _metadata_per_inode(con, views: Views, w: Workload) -> None:
     done, nbytes = _i64(r["complete_ts"]), np.asarray(r["bytes"], np.float64)
     inodes = con.execute("SELECT count(*) FROM inode_writeback WHERE kind = 'written'").fetchone()[0]
     fsyncs, syncs = w.op("fsync"), w.op("sync")
-    tails = w.sync_fs_start_ts >= 0 if len(w.sync_fs_start_ts) else np.zeros(len(syncs), bool)
-    starts = np.concatenate((fsyncs.start, w.sync_fs_start_ts[tails] if tails.any() else np.zeros(0, np.int64)))
+    sync_fs_start = w.sync_fs_start_ts if len(w.sync_fs_start_ts) else np.full(len(syncs), -1, np.int64)
+    tails = sync_fs_start >= 0
+    starts = np.concatenate((fsyncs.start, sync_fs_start[tails]))
     ends = np.concatenate((np.where(fsyncs.end >= 0, fsyncs.end, w.end_ts), syncs.end[tails]))
     in_fsync = _inside(done, starts, ends)
     meta = float(nbytes[~in_fsync].sum())
