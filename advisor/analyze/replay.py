@@ -192,15 +192,18 @@ def replay_store(con, label: str, problems: list[str] | None = None, policies: l
     """The replay of a store's workload with its own measurements as the observed column;
     None when the capture has no page dirtying to replay (`nothing_to_replay` says why).
     `views`: the connection's attached views, when the caller has them."""
-    from advisor.replay.workload import from_store  # noqa: PLC0415
+    from advisor.replay.workload import from_store, replayed_views  # noqa: PLC0415
     from advisor.views import attach  # noqa: PLC0415
 
     views = views or attach(con)
-    workload = from_store(con, label, views=views)
-    if not len(workload.dirty_ts):
-        return None
     selection = select(problems, policies)
-    return replay(workload, selection, kernel, measure(con, selection.problems, views))
+    # What the capture measured, on the same devices and pages as the workload replayed.
+    with replayed_views(con, views) as left_out:
+        workload = from_store(con, label, views=views, left_out=left_out)
+        if not len(workload.dirty_ts):
+            return None
+        observed = measure(con, selection.problems, views)
+    return replay(workload, selection, kernel, observed)
 
 
 def nothing_to_replay(con) -> str:

@@ -39,6 +39,8 @@ def quote_replays(con, label: str, doc: dict, rules: list[Rule], replayed: dict 
         after = next(r for r in rows if r["fixed"])
         own = next((r["fixed"] for r in rows if r["own_kernel"]), None)
         shown = next((r["own_kernel_shown"] for r in rows if r["own_kernel"] and r.get("own_kernel_shown")), None)
+        if f["code_path"] and all(c["holds"] for c in f["code_path"]):
+            shown = None  # the finding's kernel reason has said what the capture shows
         values = {"before": before["metrics"].get(quote.metric), "after": after["metrics"].get(quote.metric),
                   "kernel": doc["kernel"]["release"] or "unknown", "own_kernel": _OWN[own] + (f", as the capture shows: {shown}" if shown else "")}
         f["replay"] = {"metric": quote.metric, "before_policy": before["policy"], "after_policy": after["policy"],

@@ -57,3 +57,6 @@ class Case:
     value: float | None = None
     # Conditions on other thresholds that must fail too below (None: every other one holds).
     coupled: tuple[str, ...] = ()
+    # A threshold of the rule's code_path (the code before the fix shown running): at it,
+    # a kernel whose release has the fix is found affected; below it, it is not.
+    code_path: bool = False

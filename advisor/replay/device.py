@@ -145,7 +145,7 @@ def fit(con, views) -> Device | None:
     bandwidth = nbytes.sum() * 1e9 / busy
     drain = drained_rate(con, views, start, end, nbytes, meta)
     if drain is not None and drain[0] < bandwidth:
-        source += f"; data drained at {drain[0] / 1e6:.0f} MB/s while backlogged, from {drain[1]}"
+        source += f"; data drained at {drain[0] / 1e6:.0f} MB/s {drain[1]}"
         bandwidth = drain[0]
     # Little's law over the busy time: the mean number of requests in flight.
     depth = max(1.0, lat.sum() / busy)

@@ -8,6 +8,7 @@ the capture does not show; every replay prints them.
 
 from __future__ import annotations
 
+import contextlib
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -16,8 +17,8 @@ from advisor.replay import btrfs_log, btrfs_returns, folios, redirty, sync_fs
 from advisor.replay import device as devices
 from advisor.replay.device import Device
 from advisor.replay.device_inodes import fit_from_inodes
-from advisor.replay.drain import merged
-from advisor.views import Views, attach, filesystem_requests
+from advisor.replay.drain import BURST_GAP_NS, merged
+from advisor.views import Views, attach, filesystem_pages, filesystem_requests
 from advisor.views.coverage import cpu_coverage
 
 # The operations a replay uses: kind → domain view.
@@ -271,16 +272,27 @@ def page_key(ino: np.ndarray, idx: np.ndarray) -> np.ndarray:
     return (ino.astype(np.int64) << 32) | (idx.astype(np.int64) & 0xFFFFFFFF)
 
 
-def from_store(con, source: str, device_override: Device | None = None, views: Views | None = None) -> Workload:
-    """The workload of a store, read through its domain views (advisor.views)."""
+@contextlib.contextmanager
+def replayed_views(con, views: Views):
+    """The views held as the replay reads them, for the workload and for what the capture
+    measured alike: only the block requests of the filesystem's devices, and only the
+    pages of its backing devices (advisor.views.stacking: a filesystem on a loop device
+    shows its writes twice, and its writeback events name the backing file's device too).
+    Yields the sentences that say what was left out."""
+    with filesystem_requests(con, views) as choice, filesystem_pages(con, views, choice) as pages:
+        yield [note for note in (choice.note() if choice else "", pages) if note]
+
+
+def from_store(con, source: str, device_override: Device | None = None, views: Views | None = None,
+               left_out: list[str] | None = None) -> Workload:
+    """The workload of a store, read through its domain views (advisor.views); `left_out`:
+    inside replayed_views already, what it left out."""
     views = views or attach(con)
-    # block_requests is read seven times: which devices, the device, its flushes, data and
-    # metadata bytes, completion times, btrfs log commits.
-    # A filesystem on a loop device shows its writes twice (advisor.views.stacking).
-    with filesystem_requests(con, views) as choice:
-        w = _from_store(con, source, device_override, views)
-    if choice and choice.note():
-        w.assumptions.append(choice.note())
+    if left_out is None:
+        with replayed_views(con, views) as notes:
+            return from_store(con, source, device_override, views, notes)
+    w = _from_store(con, source, device_override, views)
+    w.assumptions.extend(left_out)
     return w
 
 
@@ -358,7 +370,8 @@ def _folio_bytes(con, views: Views, w: Workload) -> None:
     per = float(data) / max(1, _written_in_capture(w))
     if per <= 1.5 * w.page_size:
         return
-    adjacent, pairs = _adjacent_dirtied_pages(w)
+    bdev = _bdev_inodes(con)
+    adjacent, pairs = _adjacent_dirtied_pages(w, bdev)
     if 2 * adjacent > pairs:
         # Neighbouring folios one page apart are one page each, whatever the requests
         # carried (data dirtied before the capture began, written back inside it).
@@ -367,18 +380,32 @@ def _folio_bytes(con, views: Views, w: Workload) -> None:
     else:
         w.folio_bytes = int(min(2 ** round(np.log2(per)), 2 * 1024 * 1024))
         w.dirty_pages, known = folios.pages_per_dirtying(w.dirty_ts, w.dirty_ino, w.dirty_idx, w.folio_bytes / w.page_size)
+        buffers = np.isin(w.dirty_ino, bdev)
+        w.dirty_pages[buffers] = 1.0
         w.assumptions.append(f"one dirtying event = its folio: {known:,} of {len(w.dirty_ts):,} folios' sizes read from where "
-                             f"the next folio of their file starts, the others {w.folio_bytes // 1024} KiB: "
+                             f"the next folio of their file starts, {int(buffers.sum()):,} one page each (metadata buffers in a block "
+                             f"device's own page cache), the others {w.folio_bytes // 1024} KiB: "
                              f"the capture's data writes average {per / 1024:.1f} KiB per dirtying event (the event does not carry "
                              "the folio size)")
 
 
-def _adjacent_dirtied_pages(w: Workload) -> tuple[int, int]:
+def _bdev_inodes(con) -> np.ndarray:
+    """The inode numbers of the block devices' own page caches, where ext4 and XFS keep
+    metadata buffers one page each: a block device's inode is numbered by its dev_t, so
+    the pages ext4 on /dev/loop0 dirties there show as bdi 7:0, ino=7340032 (7 << 20)."""
+    rows = con.execute("SELECT DISTINCT bdi FROM dirtying WHERE regexp_full_match(bdi, '[0-9]+:[0-9]+')").fetchall()
+    return np.array([(int(b.split(":")[0]) << 20) | int(b.split(":")[1]) for (b,) in rows], np.int64)
+
+
+def _adjacent_dirtied_pages(w: Workload, bdev_inodes: np.ndarray) -> tuple[int, int]:
     """Among each data inode's distinct dirtied indexes, in order: how many neighbours are
     one page apart, of how many neighbours. A folio of k pages is dirtied at its first
     index, so large folios leave gaps of k between neighbours (xfs: 0, 4, 8 ... for 16 KiB
-    folios) and one-page folios of a file written in order leave gaps of 1."""
-    data = (w.dirty_ino != BTRFS_BTREE_INODE) & (w.dirty_idx >= 0)
+    folios) and one-page folios of a file written in order leave gaps of 1. Metadata
+    inodes (btrfs's btree inode, a block device's) are left out: their buffers are one
+    page each whatever the files' folios are (ext4 under fs_mark, 8 KiB files: 20,000 files
+    dirtied once each, and the device's inode 1,599 pages, 1,595 of them next to another)."""
+    data = (w.dirty_ino != BTRFS_BTREE_INODE) & (w.dirty_idx >= 0) & ~np.isin(w.dirty_ino, bdev_inodes)
     keys = np.unique(page_key(w.dirty_ino[data], w.dirty_idx[data]))
     if len(keys) < 2:
         return 0, 0
@@ -633,17 +660,12 @@ def _transaction_commits(con, views: Views, w: Workload) -> None:
                              "metadata requests (RWBS M) over their own busy time")
 
 
-# Flusher CPU per inode: consecutive inodes one flusher thread wrote less than this apart
-# are one burst of submissions (no IO wait between them).
-_BURST_GAP_NS = 1_000_000
-
-
 def _inode_cost(con, views: Views, w: Workload) -> None:
     row = None
     if views.met("inode_writeback"):
         row = con.execute(
             "SELECT median(gap), count(gap) FROM (SELECT ts - lag(ts) OVER (PARTITION BY pid ORDER BY ts) AS gap "
-            f"FROM inode_writeback WHERE kind = 'written') WHERE gap > 0 AND gap < {_BURST_GAP_NS}"
+            f"FROM inode_writeback WHERE kind = 'written') WHERE gap > 0 AND gap < {BURST_GAP_NS}"
         ).fetchone()
     _metadata_per_inode(con, views, w)
     _flusher_pace(con, views, w)

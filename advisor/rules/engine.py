@@ -37,6 +37,8 @@ class Finding:
     filesystems: str = ""  # what the capture shows (for not-applicable)
     measured_from: dict[str, list[str]] = field(default_factory=dict)  # metric → the views its query read
     sources: list[dict] = field(default_factory=list)  # the views the rule read, and their sources
+    code_path: list = field(default_factory=list)  # the checks that show the code before the fix, where the rule has them
+    build_lacks_fix: bool = False  # its release has the fix, yet the capture shows the code before it
 
     def as_dict(self) -> dict:
         r = self.rule
@@ -51,6 +53,7 @@ class Finding:
             "unmeasured": self.unmeasured,
             "measured_from": self.measured_from,
             "signature": [c.as_dict() for c in self.signature],
+            "code_path": [c.as_dict() for c in self.code_path],
             "pattern": [c.as_dict() for c in self.pattern],
             "evidence": self.evidence,
             "missing_events": self.missing_events,
@@ -59,7 +62,7 @@ class Finding:
             "filesystems": list(r.filesystems),
             "capture_filesystems": self.filesystems,
             "recommendation": {
-                "upgrade": r.upgrade,
+                "upgrade": _rebuild(r) if self.build_lacks_fix else r.upgrade,
                 "upgrade_to": list(self.kernel.upgrade_to),
                 "settings": [vars(s) for s in r.settings],
                 "other_causes": r.other_causes if self.verdict == "signature-without-known-bug" else None,
@@ -129,6 +132,11 @@ def run_rule(con, rule: Rule, release: KernelRelease | None, views: Views | None
     signature = check(rule, rule.signature, metrics, set(unmeasured))
     signature += [c for c in check(rule, rule.signature_when_measured, metrics, set(unmeasured)) if c.holds is not None]
     pattern = check(rule, rule.pattern, metrics, set(unmeasured))
+    code_path = check(rule, rule.code_path, metrics, set(unmeasured))
+    lacks_fix = False
+    if all_hold(code_path) and status.status != "affected":
+        lacks_fix = status.status == "fixed"
+        status = _shown_affected(rule, status, metrics)
     verdict = decide(status, applicable, signature, pattern)
     # Of several evidence items with one title, the first whose views are there is shown.
     shown: dict[str, object] = {}
@@ -156,6 +164,8 @@ def run_rule(con, rule: Rule, release: KernelRelease | None, views: Views | None
         measured_from=measured_from,
         sources=[{"view": n, "source": views.built[n].source, "lacks": views.built[n].lacks or None}
                  for n in dict.fromkeys(need.partition(".")[0] for need in rule.needs)],
+        code_path=code_path,
+        build_lacks_fix=lacks_fix,
     )
     finding.message = _message(rule, finding, release)
     unseen = [fs for fs in rule.filesystems if fs not in views.filesystems.shown]
@@ -164,6 +174,25 @@ def run_rule(con, rule: Rule, release: KernelRelease | None, views: Views | None
         finding.message += (f" The capture shows no filesystem ({shown}: none of its events names one), so this "
                             f"holds only if the activity was on {' or '.join(rule.filesystems)}.")
     return finding
+
+
+def _shown_affected(rule: Rule, status: KernelStatus, metrics: dict) -> KernelStatus:
+    """The capture shows the code before the fix running, so the kernel is affected
+    whatever its release says (6.1.192 built with the sync fix reverted: its flusher
+    waited on the pages of 627 of the 627 inodes it wrote in sync's WB_SYNC_ALL work)."""
+    shown = _Values().vformat(rule.code_path_text, (), dict(metrics))
+    if status.status != "fixed":
+        return KernelStatus("affected", f"Whatever its release, this kernel runs the code before the fix: {shown}")
+    return KernelStatus("affected", f"{status.reason.rstrip('.')}, yet this capture shows the code before the fix running: "
+                                    f"{shown}, so this build does not have the fix (reverted, patched over, or a backport that missed it)")
+
+
+def _rebuild(rule: Rule) -> str:
+    if not rule.fix:
+        return rule.upgrade
+    fix = rule.fix[0]
+    return (f"This build's release should contain {fix.sha[:12]} (\"{fix.subject}\") but runs the code before it: look for a "
+            "revert or a conflicting patch in its source, and rebuild with the fix (or run the distribution's unmodified kernel).")
 
 
 def _columns(con, rule: Rule, sql: str) -> list[str]:

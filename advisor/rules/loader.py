@@ -136,6 +136,8 @@ class _Reader:
             pattern=self.conditions(verdict, "pattern", thresholds, metrics),
             signature=self.conditions(verdict, "signature", thresholds, metrics),
             signature_when_measured=self.conditions(verdict, "signature_when_measured", thresholds, metrics, optional=True),
+            code_path=self.conditions(verdict, "code_path", thresholds, metrics, optional=True),
+            code_path_text=self.code_path_text(verdict),
             messages=self.messages(),
             upgrade=self.get(rec, "upgrade", str, "recommendation"),
             settings=tuple(
@@ -233,6 +235,11 @@ class _Reader:
                 self.fail(f"verdict.{key}", f"unknown threshold {ref!r}")
             out.append(Condition(metric, op, ref if isinstance(ref, str) else float(ref)))
         return tuple(out)
+
+    def code_path_text(self, verdict: dict) -> str:
+        if "code_path" not in verdict:
+            return ""
+        return self.get(verdict, "code_path_text", str, "verdict")
 
     def messages(self) -> dict[str, str]:
         msgs = self.get(self.doc, "messages", dict, "top")

@@ -123,6 +123,11 @@ class Rule:
     # direct sign that older kernels have no event for (page waits: 5.2+) sharpens the
     # signature where it is recorded and does not hide it where it cannot be
     signature_when_measured: tuple[Condition, ...] = ()
+    # conditions that, where all measured and holding, show the code before the fix running
+    # (whatever the release says), and how to say so with the metrics: a build that should
+    # have the fix but does not (a revert, a local patch, a backport that missed it)
+    code_path: tuple[Condition, ...] = ()
+    code_path_text: str = ""
 
     def threshold_value(self, ref: float | str) -> float:
         return self.thresholds[ref].value if isinstance(ref, str) else float(ref)

@@ -16,6 +16,9 @@ one fails, and is unknown otherwise. The pattern counts as held when the signatu
     unknown             no/unknown  no          not-affected
     any                 unknown     unknown     insufficient-data (with whatever was measured)
     any                 no          unknown     not-affected (except a fixed kernel: see above)
+
+A rule's code_path conditions, where all hold, make the kernel affected before this
+table is read (advisor.rules.engine): the capture shows the code before the fix running.
 """
 
 from __future__ import annotations

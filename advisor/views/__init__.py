@@ -192,9 +192,15 @@ def held(con, views: Views, name: str, where: str | None = None):
 
     With `where` (a predicate on the view's columns) the block sees only those rows,
     also inside a block that already holds the view; the outer block's rows come back
-    when it ends."""
-    if views.hidden or not views.built[name].available:
+    when it ends. Views built with events hidden (attach's `hide`, the ablation tests'
+    captures as if an event had not been recorded) are not the capture's own: they are
+    never held, only narrowed by `where` (_narrowed_hidden)."""
+    if not views.built[name].available or (views.hidden and where is None):
         yield
+        return
+    if views.hidden:
+        with _narrowed_hidden(con, name, where):
+            yield
         return
     outer = name in _held_views(con)
     if outer and where is None:
@@ -217,6 +223,26 @@ def held(con, views: Views, name: str, where: str | None = None):
 
 
 @contextlib.contextmanager
+def _narrowed_hidden(con, name: str, where: str):
+    """View `name` (as attach(hide=...) built it, or narrowed already) seen through `where`
+    for the block, then as it was: its rows in a table of their own, which no `attach`
+    reads."""
+    (before,) = con.execute("SELECT sql FROM duckdb_views() WHERE temporary AND view_name = ?", [name]).fetchone()
+    depth = con.execute("SELECT count(*) FROM duckdb_tables() WHERE temporary AND starts_with(table_name, ?)",
+                        [_HIDDEN_PREFIX]).fetchone()[0]
+    table = f"{_HIDDEN_PREFIX}{depth}_{name}"
+    con.execute(f"CREATE TEMP TABLE {ident(table)} AS SELECT * FROM {ident(name)} WHERE {where}")
+    try:
+        con.execute(f"CREATE OR REPLACE TEMP VIEW {ident(name)} AS SELECT * FROM {ident(table)}")
+        yield
+    finally:
+        with contextlib.suppress(duckdb.Error):
+            con.execute(f"DROP VIEW IF EXISTS {ident(name)}")
+            con.execute(before)
+            con.execute(f"DROP TABLE IF EXISTS {ident(table)}")
+
+
+@contextlib.contextmanager
 def filesystem_requests(con, views: Views):
     """block_requests held, with only the requests of the devices the filesystem writes
     (advisor.views.stacking: a loop device's requests, not those of the device under its
@@ -231,7 +257,39 @@ def filesystem_requests(con, views: Views):
             yield choice
 
 
+# The views that name a page's backing device (bdi "7:0", or "btrfs-1" with no device), and
+# the column that does: inode_writeback's rows from sb_mark/sb_clear_inode_writeback carry
+# the superblock's device instead, which for a block-device filesystem is its bdi's.
+_BDI_VIEWS = {"dirtying": "bdi", "inode_writeback": "coalesce(bdi, dev)", "page_waits": "bdi", "writeback_works": "bdi"}
+
+
+@contextlib.contextmanager
+def filesystem_pages(con, views: Views, choice):
+    """Inside filesystem_requests: dirtying, inode writeback, page waits and the flusher's
+    work items held without those on the block devices the choice left out. Those are
+    another filesystem's pages (the host's root ext4 under a loop device: trace-cmd's own
+    output file, logs), which the filesystem's device never writes. Yields a sentence
+    saying what was left out, or None when nothing was."""
+    bdis = sorted(d.replace(",", ":") for d in (choice.dropped if choice else ()))
+    if not bdis or not views.met("dirtying"):
+        yield None
+        return
+    listed = ", ".join("'" + b.replace("'", "''") + "'" for b in bdis)
+    n, inodes = con.execute(f"SELECT count(*), count(DISTINCT ino) FROM dirtying WHERE bdi IN ({listed})").fetchone()
+    if not n:
+        yield None
+        return
+    with contextlib.ExitStack() as stack:
+        for name, bdi in _BDI_VIEWS.items():
+            if views.met(name):
+                stack.enter_context(held(con, views, name, where=f"{bdi} IS NULL OR {bdi} NOT IN ({listed})"))
+        yield (f"{n:,} dirtying events of {inodes:,} inodes on bdi {', '.join(bdis)} left out, with that bdi's inode writeback, "
+               "page waits and flusher work: another filesystem's pages, on a device whose requests are left out")
+
+
 _HELD_PREFIX = "held_"
+# Rows of a view built with events hidden, narrowed for a block (never read by `attach`).
+_HIDDEN_PREFIX = "hidden_narrowed_"
 # A held view narrowed further inside its block (not re-read by another `attach`).
 _NARROWED_PREFIX = "narrowed_"
 
@@ -245,4 +303,5 @@ def _read_held(con, name: str) -> None:
     con.execute(f"CREATE OR REPLACE TEMP VIEW {ident(name)} AS SELECT * FROM {ident(_HELD_PREFIX + name)}")
 
 
-__all__ = ["CATALOG", "Built", "Column", "Filesystems", "Source", "Unmet", "View", "Views", "attach", "check_need", "filesystem_requests", "held", "record_command", "record_events"]
+__all__ = ["CATALOG", "Built", "Column", "Filesystems", "Source", "Unmet", "View", "Views", "attach", "check_need",
+           "filesystem_pages", "filesystem_requests", "held", "record_command", "record_events"]

@@ -80,11 +80,19 @@ def _i_state(t) -> str:
 
 
 def _inode_completed(tables, present: Present) -> str:
-    return f"SELECT ts, pid, comm, ino, 'completed' AS kind FROM {tables[0]}"
+    return f"SELECT ts, pid, comm, {_sb_dev(tables[0])}, ino, 'completed' AS kind FROM {tables[0]}"
 
 
 def _inode_marked(tables, present: Present) -> str:
-    return f"SELECT ts, pid, comm, ino, 'marked' AS kind FROM {tables[0]}"
+    return f"SELECT ts, pid, comm, {_sb_dev(tables[0])}, ino, 'marked' AS kind FROM {tables[0]}"
+
+
+def _sb_dev(t) -> str:
+    """The superblock's device as major:minor: "7:0" for the kernel's 7340032, as the bdi of
+    a block-device filesystem is named (btrfs's is an anonymous 0:NN, its bdi btrfs-N)."""
+    if not t.has("dev"):
+        return "NULL::VARCHAR AS dev"
+    return "CASE WHEN TRY_CAST(dev AS UBIGINT) IS NOT NULL THEN dev_name(dev) END AS dev"
 
 
 INODE_WRITEBACK = View(
@@ -98,17 +106,20 @@ INODE_WRITEBACK = View(
      Column("writeback_index", "UBIGINT", "where the next cyclic pass starts (page index)"),
      Column("i_state", "UBIGINT", "the inode's state bits after the pass (I_DIRTY_PAGES 0x4, I_SYNC 0x80, ...)"),
      Column("i_state_name", "VARCHAR", "their names as trace-cmd prints them, from the capture's own print format"),
-     Column("kind", "VARCHAR", "'written', 'completed' or 'marked'")),
+     Column("kind", "VARCHAR", "'written', 'completed' or 'marked'"),
+     Column("dev", "VARCHAR", "the superblock's device, major:minor ('completed' and 'marked' rows: 7:0 for ext4 or "
+            "XFS on /dev/loop0, as its bdi is named; btrfs's is an anonymous 0:NN)")),
     (Source("writeback_single_inode", (("writeback:writeback_single_inode",),), _inode_written, fields=(("ino",),),
+            provides=("ts", "pid", "comm", "bdi", "ino", "wrote", "nr_to_write", "writeback_index", "i_state", "i_state_name", "kind"),
             optional=(("bdi", "name"), ("wrote", "wrote"), ("nr_to_write", "nr_to_write|to_write"),
                       ("writeback_index", "writeback_index|index"), ("i_state", "state"), ("i_state_name", "state"))),
      Source("sb_clear_inode_writeback", (("writeback:sb_clear_inode_writeback",),), _inode_completed, fields=(("ino",),),
-            provides=("ts", "pid", "comm", "ino", "kind"),
+            provides=("ts", "pid", "comm", "ino", "kind", "dev"), optional=(("dev", "dev"),),
             lacks="completions only: who wrote the inode and how many pages are not shown"),
      # Fires only when an inode with no page under writeback gets one: a submission while
      # the inode's earlier IO is in flight shows no mark.
      Source("sb_mark_inode_writeback", (("writeback:sb_mark_inode_writeback",),), _inode_marked, fields=(("ino",),),
-            provides=("ts", "pid", "comm", "ino", "kind"),
+            provides=("ts", "pid", "comm", "ino", "kind", "dev"), optional=(("dev", "dev"),),
             lacks="starts only, and only of an inode with no page already under writeback: how many pages are not shown")),
     combines=True,
 )

@@ -34,31 +34,4 @@ sync
 
 mapfile -t ARGS < <(user_event_args "$BDI" "$DEVT" 'comm == "sync" || comm == "fs_mark"' \
   "sync syncfs fsync fdatasync" -- writeback ext4 jbd2)
-save_args "$NAME" "${ARGS[@]}"
-M=$OUTDIR/measurements/$NAME
-cat > "$WORK/workload.sh" <<WL
-#!/bin/bash
-state() {  # one line: label, used inodes, Dirty/Writeback kB, loop stat
-  echo "\$1 \$(date +%s.%N) iused \$(df --output=iused "$MNT" | tail -1) \$(grep -E '^(Dirty|Writeback):' /proc/meminfo | tr -s ' ' | tr '\n' ' ') loop_stat \$(cat /sys/block/${DEV#/dev/}/stat)"
-}
-state start > "$M.state.txt"
-cd "$WORK"   # fs_mark writes fs_log.txt into the current directory
-fs_mark -d "$MNT/x" -t $THREADS -D $DIRS -n $FILES -s 4096 -S 0 -L $LOOPS -k > "$M.fs_mark.txt" 2>&1 &
-FSM=\$!
-sleep $SYNC_AFTER
-state before_sync >> "$M.state.txt"
-TIMEFORMAT='%R'
-t0=\$(date +%s.%N)
-{ time sync ; } 2> "$M.sync-time.txt"
-t1=\$(date +%s.%N)
-echo "\$t0 \$t1" > "$M.sync-epoch.txt"
-state after_sync >> "$M.state.txt"
-wait \$FSM
-state end >> "$M.state.txt"
-WL
-chmod +x "$WORK/workload.sh"
-uname -a > "$M.uname.txt"; tool_versions "$NAME"; host_state "$NAME"; device_info "$NAME" "$DEV"
-"$TC_RECORD_SMALL" -q -b "$BUF" -C mono --file-version 7 --compression zstd -o "$OUTDIR/$NAME.dat" "${ARGS[@]}" "$WORK/workload.sh"
-after_record "$NAME" "$OUTDIR/$NAME.dat"
-cat "$M.sync-time.txt" "$M.sync-epoch.txt" "$M.state.txt" >&2
-tail -8 "$M.fs_mark.txt" >&2
+fsmark_sync_record "$NAME" 4096 -- "${ARGS[@]}"

@@ -145,3 +145,43 @@ tracefs_record() {
   for path in "${paths[@]}"; do echo 0 > "$path/enable"; echo 0 > "$path/filter"; done
   echo "$old_buf" > $T/buffer_size_kb; : > $T/trace; echo "$old_on" > $T/tracing_on
 }
+
+# fsmark_sync_record NAME FILE_BYTES -- ARG...: the run of captures 20, 38 and 41, recorded
+# with trace-cmd arguments ARG... (v7, zstd, clock mono, kallsyms hidden), with $WORK,
+# $MNT (its fs_mark directory x), $DEV, $THREADS, $DIRS, $FILES, $LOOPS, $SYNC_AFTER and
+# $BUF set: fs_mark creating FILE_BYTES files (-S 0: no fsync), and SYNC_AFTER s after it
+# starts, `sync`. Outside the trace (measurements/NAME.*): the sync's `time` and date
+# pair, used inodes, Dirty/Writeback and the loop device's stat at start, before and after
+# the sync and at the end, fs_mark's report, and the record arguments.
+fsmark_sync_record() {
+  local name=$1 size=$2; shift 2
+  [ "${1:-}" = -- ] && shift
+  save_args "$name" "$@"
+  local M=$OUTDIR/measurements/$name
+  cat > "$WORK/workload.sh" <<WL
+#!/bin/bash
+state() {  # one line: label, used inodes, Dirty/Writeback kB, loop stat
+  echo "\$1 \$(date +%s.%N) iused \$(df --output=iused "$MNT" | tail -1) \$(grep -E '^(Dirty|Writeback):' /proc/meminfo | tr -s ' ' | tr '\n' ' ') loop_stat \$(cat /sys/block/${DEV#/dev/}/stat)"
+}
+state start > "$M.state.txt"
+cd "$WORK"   # fs_mark writes fs_log.txt into the current directory
+fs_mark -d "$MNT/x" -t $THREADS -D $DIRS -n $FILES -s $size -S 0 -L $LOOPS -k > "$M.fs_mark.txt" 2>&1 &
+FSM=\$!
+sleep $SYNC_AFTER
+state before_sync >> "$M.state.txt"
+TIMEFORMAT='%R'
+t0=\$(date +%s.%N)
+{ time sync ; } 2> "$M.sync-time.txt"
+t1=\$(date +%s.%N)
+echo "\$t0 \$t1" > "$M.sync-epoch.txt"
+state after_sync >> "$M.state.txt"
+wait \$FSM
+state end >> "$M.state.txt"
+WL
+  chmod +x "$WORK/workload.sh"
+  uname -a > "$M.uname.txt"; tool_versions "$name"; host_state "$name"; device_info "$name" "$DEV"
+  "$TC_RECORD_SMALL" -q -b "$BUF" -C mono --file-version 7 --compression zstd -o "$OUTDIR/$name.dat" "$@" "$WORK/workload.sh"
+  after_record "$name" "$OUTDIR/$name.dat"
+  cat "$M.sync-time.txt" "$M.sync-epoch.txt" "$M.state.txt" >&2
+  tail -8 "$M.fs_mark.txt" >&2
+}

@@ -178,3 +178,25 @@ def test_replay_predicts_the_other_kernel(m, metric):
     assert observed is not None and predicted is not None
     assert abs(predicted - observed) <= TOLERANCE * abs(observed) or (observed == 0 and predicted == 0), \
         f"{metric}: replay of {m['file']} predicts {predicted}, {target['file']} measured {observed}"
+
+
+SHOWS_CODE_PATH = [m for m in LAB if m["rule"] == "sync-flusher-stall"]
+
+
+@pytest.mark.parametrize("m", [pytest.param(m, id=m["file"]) for m in SHOWS_CODE_PATH])
+def test_the_capture_shows_a_build_without_the_fix(m):
+    """Named as the fixed release it claims to be, the reverted build is still found
+    affected where its capture shows the code before the fix (the flusher waiting on
+    every inode it writes in sync's WB_SYNC_ALL work); the stock build is not."""
+    r = run_cli("analyze", str(SAMPLES / m["file"]), "--rule", m["rule"], "--kernel", FIXED_RELEASE, "--json")
+    assert r.code == 0, r.err
+    [f] = [f for f in json.loads(r.out)["findings"] if f["rule"] == m["rule"]]
+    shown = [c["holds"] for c in f["code_path"]]
+    if m["kernel_variant"] == "stock":
+        assert shown and not all(shown) and f["verdict"] == "not-affected", f["message"]
+        assert f["metrics"]["flusher_waited_inodes"] == 0 and f["metrics"]["flusher_sync_all_inodes"] > 1000
+        return
+    assert all(shown) and f["verdict"] == "affected", f["message"]
+    assert f["kernel_status"]["status"] == "affected" and "does not have the fix" in f["kernel_status"]["reason"]
+    assert "7747bd4bceb3" in f["recommendation"]["upgrade"] and f["recommendation"]["upgrade_to"] == []
+    assert f["metrics"]["flusher_waited_inodes"] == f["metrics"]["flusher_sync_all_inodes"] > 500

@@ -47,7 +47,11 @@ def test_every_threshold_has_its_own_case():
     assert wanted == alone, f"thresholds never exercised alone: {wanted - alone}"
 
 
-@pytest.mark.parametrize("case", CASES, ids=[f"{c.rule}-{c.threshold}-{i}" for i, c in enumerate(CASES)])
+SIGNATURE_CASES = [c for c in CASES if not c.code_path]
+CODE_PATH_CASES = [c for c in CASES if c.code_path]
+
+
+@pytest.mark.parametrize("case", SIGNATURE_CASES, ids=[f"{c.rule}-{c.threshold}-{i}" for i, c in enumerate(SIGNATURE_CASES)])
 def test_fires_at_threshold_and_not_below(tmp_path, case):
     rule = rule_for(case)
     fired = finding(tmp_path, case.rule, case.at(), case.bad, rule)
@@ -63,6 +67,22 @@ def test_fires_at_threshold_and_not_below(tmp_path, case):
 
     assert finding(tmp_path, case.rule, case.at(), case.good, rule).verdict == "signature-without-known-bug"
     assert finding(tmp_path, case.rule, case.below(), case.good, rule).verdict == "not-affected"
+
+
+@pytest.mark.parametrize("case", CODE_PATH_CASES, ids=[f"{c.rule}-{c.threshold}" for c in CODE_PATH_CASES])
+def test_code_path_shown_at_threshold_and_not_below(tmp_path, case):
+    """On a kernel whose release has the fix, the capture showing the code before it makes
+    the finding affected (the build lacks the fix); just below the threshold it does not."""
+    rule = rule_for(case)
+    shown = finding(tmp_path, case.rule, case.at(), case.good, rule)
+    assert shown.verdict == "affected" and shown.build_lacks_fix, (shown.message, shown.metrics)
+    on_threshold = [c for c in shown.code_path if c.condition.threshold == case.threshold]
+    assert on_threshold and all(c.value == c.threshold for c in on_threshold), "the snippet is not AT the threshold"
+    assert "yet this capture shows the code before the fix running" in shown.message
+
+    hidden = finding(tmp_path, case.rule, case.below(), case.good, rule)
+    assert hidden.verdict == "signature-without-known-bug" and not hidden.build_lacks_fix, (hidden.message, hidden.metrics)
+    assert {c.condition.threshold for c in hidden.code_path if not c.holds} == {case.threshold}, hidden.metrics
 
 
 def test_vendor_kernel_is_not_given_a_verdict_it_cannot_support(tmp_path):

@@ -20,11 +20,18 @@ def _workload(ino, idx) -> Workload:
 def test_neighbouring_dirtied_pages_one_apart_are_one_page_folios():
     # fio writing a btrfs file in order (a user's capture: 15,376 events, indexes 0..15375),
     # and btrfs's metadata inode 1, whose extent buffers are not the file's folios.
-    assert _adjacent_dirtied_pages(_workload([257] * 6 + [1] * 3, [0, 1, 2, 3, 3, 4, 0, 4, 8])) == (4, 4)
+    none = np.zeros(0, np.int64)
+    assert _adjacent_dirtied_pages(_workload([257] * 6 + [1] * 3, [0, 1, 2, 3, 3, 4, 0, 4, 8]), none) == (4, 4)
     # xfs's 16 KiB folios: dirtied at their first index, four pages apart.
-    assert _adjacent_dirtied_pages(_workload([12] * 4, [0, 4, 8, 12])) == (0, 3)
+    assert _adjacent_dirtied_pages(_workload([12] * 4, [0, 4, 8, 12]), none) == (0, 3)
     # Different inodes are not neighbours; one page per file says nothing.
-    assert _adjacent_dirtied_pages(_workload([5, 6, 7], [0, 1, 2])) == (0, 0)
+    assert _adjacent_dirtied_pages(_workload([5, 6, 7], [0, 1, 2]), none) == (0, 0)
+    # ext4's metadata buffers in /dev/loop0's own inode (7 << 20), one page each, are not
+    # the files' folios either.
+    loop0 = 7 << 20
+    w = _workload([loop0] * 4 + [12] * 2, [100, 101, 102, 103, 0, 4])
+    assert _adjacent_dirtied_pages(w, np.array([loop0])) == (0, 1)
+    assert _adjacent_dirtied_pages(w, none) == (3, 4)
 
 
 def test_a_metric_every_policy_misses_is_named():

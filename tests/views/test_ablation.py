@@ -21,8 +21,10 @@ RULES = load_rules()
 FTRACE_SAMPLES = [m["file"] for m in samples() if m["kind"] in ("trace.dat", "tracefs-text", "trace_pipe-text", "report-text", "report-raw-text")]
 # The workload summary's parts and the views they come from. The dirtying also depends on
 # inode_writeback: writebacks that wrote nothing, seen by their marks and clears, take
-# their re-dirtyings out of it (advisor.replay.redirty).
-_DIRTYING = ("dirtying", "inode_writeback")
+# their re-dirtyings out of it (advisor.replay.redirty); and on block_requests: the pages
+# of a device whose requests are left out are another filesystem's (the host's under a
+# loop device), and which devices those are can depend on block_bio_queue (md, dm).
+_DIRTYING = ("dirtying", "inode_writeback", "block_requests")
 WORKLOAD_PARTS = {"dirtying_events": _DIRTYING, "inodes": _DIRTYING, "writers": _DIRTYING, "flush_requests": ("flush_space",),
                   "reclaim_events": ("reclaim",)}
 

@@ -56,6 +56,23 @@ def test_views_built_without_events_are_not_held(store_of):
             assert _reads_table(con)
 
 
+def test_views_built_without_events_are_narrowed_and_restored(store_of):
+    """A `where` narrows them as it narrows the capture's own views (the replay's devices
+    under an ablation test), nested too, and each block gives back what it found."""
+    with open_store(store_of("all-events-ext4-v7-zstd.dat")) as con:
+        cut = attach(con, hide=frozenset({"block:block_bio_queue"}))
+        every = con.execute(ROWS).fetchall()
+        loop = [r for r in every if r[0] == "7,0"]
+        assert 0 < len(loop) < len(every)
+        with held(con, cut, "block_requests", where="dev = '7,0'"):
+            assert con.execute(ROWS).fetchall() == loop and not _reads_table(con)
+            with held(con, cut, "block_requests", where="write"):
+                assert con.execute(ROWS).fetchall() == [r for r in loop if r[4]]
+            assert con.execute(ROWS).fetchall() == loop
+        assert con.execute(ROWS).fetchall() == every
+        assert not any(t.startswith("hidden_narrowed_") for t in _temp_tables(con))
+
+
 def test_view_without_rows_source_is_not_held(store_of):
     """A capture without block events: nothing to hold, the view stays as built."""
     with open_store(store_of("symbols-xfs-v7-zstd.dat")) as con:

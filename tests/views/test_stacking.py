@@ -112,6 +112,27 @@ def test_replay_fits_the_loop_device_only_and_says_so(store_of):
         assert not any(t.startswith(("held_", "narrowed_")) for t in tables)
 
 
+def test_replay_leaves_the_backing_devices_pages_out_and_says_so(store_of):
+    """The stacked capture's writeback events name 254:0 too (the host's root ext4, where
+    the capture's own output went): its pages, inode writebacks and page waits are another
+    filesystem's, never written by the loop device the replay models."""
+    with open_store(store_of(STACKED)) as con:
+        views = attach(con)
+        by_bdi = dict(con.execute("SELECT bdi, count(*) FROM dirtying GROUP BY bdi").fetchall())
+        assert set(by_bdi) == {"7:0", "254:0"}
+        host_inodes = con.execute("SELECT count(DISTINCT ino) FROM dirtying WHERE bdi = '254:0'").fetchone()[0]
+        rows = con.execute("SELECT count(*) FROM inode_writeback").fetchone()[0]
+        kept = con.execute("SELECT count(*) FROM inode_writeback WHERE coalesce(bdi, dev) IS DISTINCT FROM '254:0'").fetchone()[0]
+        assert kept < rows
+        w = from_store(con, STACKED, views=views)
+        assert len(w.dirty_ts) == by_bdi["7:0"]
+        (note,) = [a for a in w.assumptions if "dirtying events of" in a]
+        assert note.startswith(f"{by_bdi['254:0']:,} dirtying events of {host_inodes:,} inodes on bdi 254:0 left out")
+        # The views are whole again afterwards.
+        assert con.execute("SELECT count(*) FROM dirtying").fetchone()[0] == sum(by_bdi.values())
+        assert con.execute("SELECT count(*) FROM inode_writeback").fetchone()[0] == rows
+
+
 def test_one_device_capture_is_unchanged(store_of):
     with open_store(store_of("fio-ext4-v7-zstd.dat")) as con:
         w = from_store(con, "fio", views=attach(con))
