@@ -127,15 +127,12 @@ def _paced_upstream(con, views, start, end, nbytes) -> tuple[int, float, str] | 
     busy = _overlap(lo, hi, *merged(start, end))
     if busy > MAX_BUSY_WHILE_BACKLOGGED * length:
         return None
-    g = con.execute(
-        "SELECT ts, ts - lag(ts) OVER (PARTITION BY pid ORDER BY ts) AS gap FROM inode_writeback WHERE kind = 'written' "
-        "ORDER BY ts").fetchnumpy()
-    ts, gap = np.asarray(g["ts"], np.int64), np.asarray(np.ma.filled(g["gap"], 0), np.float64)  # each pid's first: NULL
-    bursts = gap[(gap > 0) & (gap < BURST_GAP_NS)]
-    if len(bursts) < MIN_BACKLOGGED_REQUESTS:
+    per_inode = flusher_cpu_per_inode(con)
+    if per_inode is None or per_inode[1] < MIN_BACKLOGGED_REQUESTS:
         return None
+    ts = np.asarray(con.execute("SELECT ts FROM inode_writeback WHERE kind = 'written' ORDER BY ts").fetchnumpy()["ts"], np.int64)
     inodes = int(_inside_count(ts, lo, hi))
-    cpu = inodes * float(np.median(bursts))
+    cpu = inodes * per_inode[0]
     if cpu > MAX_CPU_WHILE_WORKING * length:
         return None
     n, completed = _completed_in(lo, hi, end, nbytes)
@@ -143,8 +140,17 @@ def _paced_upstream(con, views, start, end, nbytes) -> tuple[int, float, str] | 
         return None
     return n, completed * 1e9 / (length - cpu), (
         f"while the flusher's writeback work ran ({length / 1e9:.1f} s, the device busy {busy / length:.0%} "
-        f"of it and the flusher's CPU about {cpu / length:.0%}, {inodes:,} inodes at {np.median(bursts) / 1e3:.1f} us: "
+        f"of it and the flusher's CPU about {cpu / length:.0%}, {inodes:,} inodes at {per_inode[0] / 1e3:.1f} us: "
         "its submissions were paced upstream of the device)")
+
+
+def flusher_cpu_per_inode(con) -> tuple[float, int] | None:
+    """(ns, gaps): the median gap between consecutive inodes one flusher thread wrote in
+    one burst (less than BURST_GAP_NS apart), and how many such gaps; None without any."""
+    row = con.execute(
+        "SELECT median(gap), count(gap) FROM (SELECT ts - lag(ts) OVER (PARTITION BY pid ORDER BY ts) AS gap "
+        f"FROM inode_writeback WHERE kind = 'written') WHERE gap > 0 AND gap < {BURST_GAP_NS}").fetchone()
+    return (float(row[0]), int(row[1])) if row and row[1] else None
 
 
 def _inside_count(ts: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> int:

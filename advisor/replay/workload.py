@@ -17,7 +17,7 @@ from advisor.replay import btrfs_log, btrfs_returns, folios, redirty, sync_fs
 from advisor.replay import device as devices
 from advisor.replay.device import Device
 from advisor.replay.device_inodes import fit_from_inodes
-from advisor.replay.drain import BURST_GAP_NS, merged
+from advisor.replay.drain import flusher_cpu_per_inode, merged
 from advisor.views import Views, attach, filesystem_pages, filesystem_requests
 from advisor.views.coverage import cpu_coverage
 
@@ -661,12 +661,7 @@ def _transaction_commits(con, views: Views, w: Workload) -> None:
 
 
 def _inode_cost(con, views: Views, w: Workload) -> None:
-    row = None
-    if views.met("inode_writeback"):
-        row = con.execute(
-            "SELECT median(gap), count(gap) FROM (SELECT ts - lag(ts) OVER (PARTITION BY pid ORDER BY ts) AS gap "
-            f"FROM inode_writeback WHERE kind = 'written') WHERE gap > 0 AND gap < {BURST_GAP_NS}"
-        ).fetchone()
+    row = flusher_cpu_per_inode(con) if views.met("inode_writeback") else None
     _metadata_per_inode(con, views, w)
     _flusher_pace(con, views, w)
     if row and row[1] and row[1] >= 10:
