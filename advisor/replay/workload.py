@@ -158,6 +158,10 @@ class Workload:
     page_wb_key: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
     inode_wb_ts: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))  # inode written
     inode_wb_ino: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
+    # Per inode_wb event: a writeback_single_inode whose i_state after the pass has no
+    # I_DIRTY_PAGES, so every page of the inode was submitted (False for the ends of
+    # writeback, sb_clear_inode_writeback, and for a pass that left pages dirty).
+    inode_wb_all_written: np.ndarray = field(default_factory=lambda: np.zeros(0, bool))
     # Of those, the writeback code's own passes (writeback_single_inode: the flusher, sync):
     # when each inode's dirty pages were submitted.
     inode_written_ts: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
@@ -543,11 +547,15 @@ def _inode_writeback(con, views: Views, w: Workload) -> None:
     passes (the log commits without block requests read them too)."""
     if views.met("inode_writeback"):
         wrote = "coalesce(wrote, -1)" if views.met("inode_writeback.wrote") else "-1"
+        # i_state as a number, else its printed names (a text capture printed without -R).
+        clean = ("coalesce(i_state & 4 = 0, i_state_name NOT LIKE '%I_DIRTY_PAGES%', false)"
+                 if views.met("inode_writeback.i_state") else "false")
         r = con.execute(f"SELECT ts, CAST(ino AS BIGINT) AS ino, kind = 'written' AS written, kind = 'marked' AS marked, "
-                        f"CAST({wrote} AS BIGINT) AS wrote, pid FROM inode_writeback ORDER BY ts").fetchnumpy()
+                        f"CAST({wrote} AS BIGINT) AS wrote, pid, kind = 'written' AND {clean} AS all_written "
+                        "FROM inode_writeback ORDER BY ts").fetchnumpy()
         ts, ino, pid = _i64(r["ts"]), _i64(r["ino"]), _i64(r["pid"])
         marked, written = np.asarray(r["marked"], dtype=bool), np.asarray(r["written"], dtype=bool)
-        wrote = _i64(r["wrote"])
+        wrote, all_written = _i64(r["wrote"]), np.asarray(r["all_written"], dtype=bool)
         kind = np.where(marked, redirty.MARKED, np.where(written, redirty.WRITTEN, redirty.COMPLETED))
         drop, redirtied = redirty.empty_writebacks(ts, ino, pid, kind, w.dirty_ts, w.dirty_ino, w.dirty_key, w.dirty_pid)
         if drop.any():
@@ -556,10 +564,11 @@ def _inode_writeback(con, views: Views, w: Workload) -> None:
                 f"at once itself, having re-dirtied the pages it could not write ({int(redirtied.sum()):,} re-dirtyings: ext4's "
                 "journal commit does so with delayed-allocation pages); the pages stay dirty")
             ts, ino, pid, marked, written, wrote = ts[~drop], ino[~drop], pid[~drop], marked[~drop], written[~drop], wrote[~drop]
+            all_written = all_written[~drop]
             keep = ~redirtied
             w.dirty_ts, w.dirty_ino, w.dirty_idx, w.dirty_pid = w.dirty_ts[keep], w.dirty_ino[keep], w.dirty_idx[keep], w.dirty_pid[keep]
         w.inode_marked_ts, w.inode_marked_ino, w.inode_marked_pid = ts[marked], ino[marked], pid[marked]
-        w.inode_wb_ts, w.inode_wb_ino = ts[~marked], ino[~marked]
+        w.inode_wb_ts, w.inode_wb_ino, w.inode_wb_all_written = ts[~marked], ino[~marked], all_written[~marked]
         written = written[~marked]
         w.inode_written_ts, w.inode_written_ino = w.inode_wb_ts[written], w.inode_wb_ino[written]
         w.inode_written_pages = wrote[~marked][written]

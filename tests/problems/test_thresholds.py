@@ -103,8 +103,24 @@ def test_metrics_are_measured_from_the_snippet(tmp_path):
     assert f.metrics["whole_inode_flushed_bytes"] == 40 * 4096
     assert finding(tmp_path, "btrfs-delalloc-overflush", delalloc(10, 40, whole=10), "5.10.7").metrics[
         "whole_inode_flush_share"] == pytest.approx(0.25)
+    assert f.metrics["unbounded_flush_steps"] == 0
     f = finding(tmp_path, "sync-flusher-stall", sync_stall(1_000 * MS, 600 * MS), "3.10")
     assert f.metrics["sync_seconds"] == pytest.approx(1.0)
     assert f.metrics["flusher_sync_all_seconds"] == pytest.approx(0.6)
     assert f.metrics["inodes_written_during_sync"] == 3
     assert f.verdict == "at-risk"  # sync wrote inodes through the flusher, but the stall is under 1 s
+
+
+def test_a_step_asked_for_everything_is_counted_not_summed(tmp_path):
+    """Data-space reclaim asks every step for (u64)-1 bytes: summed, that read as 1.8e19
+    bytes asked. It is counted apart and left out of the written/asked ratio."""
+    f = finding(tmp_path, "btrfs-delalloc-overflush", delalloc(10, 40, whole=0, data_steps=2), "5.10.8")
+    assert f.metrics["flush_space_count"] == 3 and f.metrics["unbounded_flush_steps"] == 2
+    assert f.metrics["reclaim_requested_bytes"] == 40960
+    assert f.metrics["delalloc_flushed_bytes"] == 3 * 40 * 4096
+    assert f.metrics["overflush_ratio"] == pytest.approx(4.0)
+    assert f.metrics["whole_inode_flush_share"] == 0.0
+    assert f.verdict == "not-affected" and "2 of them asking for all there is" in f.message
+    only = finding(tmp_path, "btrfs-delalloc-overflush", delalloc(10, 40, steps=0, data_steps=1), "5.10.8")
+    assert only.metrics["unbounded_flush_steps"] == 1 and only.metrics["reclaim_requested_bytes"] == 0
+    assert only.metrics["overflush_ratio"] is None and only.metrics["whole_inode_flush_share"] == 0.0

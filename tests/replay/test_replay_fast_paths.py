@@ -49,6 +49,7 @@ def workload(seed: int, n: int = 3000, writes: bool = False, preset: str = "ssd"
         device=device.preset(preset), ops=ops,
         page_wb_ts=np.sort(rng.integers(0, 1_000_000, 300)), page_wb_key=page_key(ino[wb], rng.integers(0, 50, 300)),
         inode_wb_ts=np.sort(rng.integers(0, 1_000_000, 20)), inode_wb_ino=rng.choice(INODES, 20),
+        inode_wb_all_written=rng.random(20) < 0.5,
         inode_written_ts=written_ts, inode_written_ino=rng.choice(INODES, 40),
         inode_written_pages=rng.choice((0, 3, 8), 40),
         inode_completed_ts=done_ts, inode_completed_ino=rng.choice(INODES, len(done_ts)),
@@ -59,7 +60,10 @@ def workload(seed: int, n: int = 3000, writes: bool = False, preset: str = "ssd"
 
 
 def plain_dirty_at(w: Workload, t: int) -> np.ndarray:
-    """Each page's last dirtying at or before t (a sort per query), unless written since."""
+    """Each page's last dirtying at or before t (a sort per query), unless written since: by
+    a page-level event, or at inode level by a pass that wrote every page, or by any
+    inode-level event when the inode has no page-level ones."""
+    page_level = {int(k) >> 32 for k in w.page_wb_key}
     sel = w.dirty_ts <= t
     keys, ts = w.dirty_key[sel], w.dirty_ts[sel]
     last = {}
@@ -68,7 +72,8 @@ def plain_dirty_at(w: Workload, t: int) -> np.ndarray:
     out = []
     for k in sorted(last):
         written = [x for kk, x in zip(w.page_wb_key, w.page_wb_ts) if kk == k and x <= t]
-        written += [x for i, x in zip(w.inode_wb_ino, w.inode_wb_ts) if i == k >> 32 and x <= t]
+        written += [x for i, x, every in zip(w.inode_wb_ino, w.inode_wb_ts, w.inode_wb_all_written)
+                    if i == k >> 32 and x <= t and (every or i not in page_level)]
         if not written or last[k] > max(written):
             out.append(k)
     return np.array(out, dtype=np.int64)

@@ -5,24 +5,27 @@ from __future__ import annotations
 from advisor.problems.fixtures import MS, T0, Case, Snippet
 
 LONG_MAX = 2**63 - 1
+U64_MAX = 2**64 - 1
 
 
-def delalloc(asked_pages: int, written_pages: int, steps: int = 1, whole: int | None = None) -> Snippet:
+def delalloc(asked_pages: int, written_pages: int, steps: int = 1, whole: int | None = None, data_steps: int = 0) -> Snippet:
     """`steps` FLUSH_DELALLOC steps, 500 ms apart, each asking for asked_pages pages while
     written_pages are written in its window, the first `whole` of them (all by default) by
     a whole-inode flush (nr_to_write counting down from LONG_MAX), the rest under a page
     budget (nr_to_write counting down from 1024). steps=0: the pages are written and space
-    reclaim runs one step that is not a delalloc flush (FLUSH_DELAYED_ITEMS_NR)."""
+    reclaim runs one step that is not a delalloc flush (FLUSH_DELAYED_ITEMS_NR).
+    Then `data_steps` steps of data-space reclaim, which asks every step for (u64)-1 bytes
+    (flags=1, DATA), each writing written_pages pages under a budget of all of them."""
     whole = written_pages if whole is None else whole
     s = Snippet()
-    for k in range(max(steps, 1)):
-        t = T0 + k * 500 * MS
+    for k in range(max(steps, 1) + data_steps):
+        t, data = T0 + k * 500 * MS, k >= max(steps, 1)
         for i in range(written_pages):
-            budget = LONG_MAX - i if i < whole else 1024 - (i - whole)
+            budget = (LONG_MAX - i if i < whole else 1024 - (i - whole)) if not data else written_pages - i
             s.event(t + 1_000 + i, "kworker/u8:3", 32, "extent_writepage", ino=258 + k, index=i, nr_to_write=budget,
                     pages_skipped=0, range_start=0, range_end=-1, for_kupdate=0, range_cyclic=0, writeback_index=0, root_objectid=5)
-        s.event(t + 500 * MS, "kworker/u8:3", 32, "btrfs_flush_space", fsid="0", flags=4, num_bytes=asked_pages * 4096,
-                state=5 if steps else 1, ret=0, for_preempt=0)
+        s.event(t + 500 * MS, "kworker/u8:3", 32, "btrfs_flush_space", fsid="0", flags=1 if data else 4,
+                num_bytes=U64_MAX if data else asked_pages * 4096, state=5 if steps or data else 1, ret=0, for_preempt=0)
     return s
 
 

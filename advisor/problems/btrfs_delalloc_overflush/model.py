@@ -86,7 +86,7 @@ def _simulate(w: Workload, policy: Policy) -> dict:
     if w.reservations is not None:
         return delalloc_loop.simulate(w.reservations, w.device, w.inode_writeback_ns, flush_pages=policy.fixed)
     ts, asked, since = _requests(w)
-    flushed, waited, requested = 0.0, 0.0, 0.0
+    flushed, waited, requested, bounded_flushed = 0.0, 0.0, 0.0, 0.0
     done_keys, done_ts = np.zeros(0, np.int64), np.zeros(0, np.int64)
     for t, want, t0 in zip(ts, asked, since):
         keys = dirty_at(w, int(t), clean_by=int(t0), written=(done_keys, done_ts))
@@ -106,13 +106,15 @@ def _simulate(w: Workload, policy: Policy) -> dict:
         done_keys = np.concatenate((done_keys, chosen))
         done_ts = np.concatenate((done_ts, np.full(len(chosen), int(t), np.int64)))
         flushed += nbytes
-        requested += want
+        if not full:  # the ratio, like the rule's, is over the steps asked for an amount
+            requested += want
+            bounded_flushed += nbytes
         waited += w.device.batch_ns(int(requests_for(nbytes)), nbytes)
     return {
         "flush_space_count": int(len(ts)),
         "reclaim_requested_bytes": int(asked[asked > 0].sum()),
         "delalloc_flushed_bytes": int(flushed),
-        "overflush_ratio": round(flushed / requested, 3) if requested else None,
+        "overflush_ratio": round(bounded_flushed / requested, 3) if requested else None,
         "flush_wait_seconds": seconds(waited),
     }
 

@@ -55,7 +55,7 @@ def build(v: dict, m: Machine) -> Workload:
         dirty_pid=np.arange(n, dtype=np.int64) % max(1, v["threads"]),
         device=m.device,
         ops={"sync": Ops(np.array([SYNC_PID]), np.array([sync_at]), none, none)},
-        inode_wb_ts=cleaned[order], inode_wb_ino=ino[order],
+        inode_wb_ts=cleaned[order], inode_wb_ino=ino[order], inode_wb_all_written=np.ones(n, bool),
         dirty_limit_pages=int(m.limit_bytes // page), folio_bytes=size, reclaim_events=0,
         inode_writeback_ns=float(v["inode_cpu"]), metadata_bytes_per_inode=float(v["metadata_per_inode"]),
     )
