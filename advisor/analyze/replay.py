@@ -123,6 +123,8 @@ def replay(w: Workload, selection: Selection, kernel: str | None = None, measure
         warnings.append(f"the capture is missing some CPUs' events before +{(w.complete_from_ts - w.start_ts) / 1e9:.3f} s "
                         "(their buffers were overwritten): part of these errors may come from writes, requests and "
                         "completions the replay could not see")
+    if warnings and w.shared_device:
+        warnings.append(f"{w.shared_device}: part of these errors may come from those writes")
     return {"workload": w.summary(), "observed": observed, "not_applicable": skipped, "results": results, "warnings": warnings}
 
 

@@ -232,6 +232,9 @@ class Workload:
     # Before this, some CPUs' overwritten buffers hold none of their events (None: every
     # CPU is recorded throughout; advisor.views.coverage).
     complete_from_ts: int | None = None
+    # Writes another filesystem put on the disk under the replayed loop device, which the
+    # device model does not replay (advisor.views.stacking.DeviceChoice.shared); "" when none.
+    shared_device: str = ""
     assumptions: list[str] = field(default_factory=list)
 
     @property
@@ -276,27 +279,38 @@ def page_key(ino: np.ndarray, idx: np.ndarray) -> np.ndarray:
     return (ino.astype(np.int64) << 32) | (idx.astype(np.int64) & 0xFFFFFFFF)
 
 
+@dataclass(frozen=True)
+class LeftOut:
+    """What replayed_views left out, in sentences, and the other writes on the disk under
+    a loop device it kept ("" when none)."""
+
+    notes: list[str]
+    shared_device: str = ""
+
+
 @contextlib.contextmanager
 def replayed_views(con, views: Views):
     """The views held as the replay reads them, for the workload and for what the capture
     measured alike: only the block requests of the filesystem's devices, and only the
     pages of its backing devices (advisor.views.stacking: a filesystem on a loop device
     shows its writes twice, and its writeback events name the backing file's device too).
-    Yields the sentences that say what was left out."""
+    Yields a LeftOut."""
     with filesystem_requests(con, views) as choice, filesystem_pages(con, views, choice) as pages:
-        yield [note for note in (choice.note() if choice else "", pages) if note]
+        shared = choice.shared if choice else ""
+        yield LeftOut([note for note in (choice.note() if choice else "", pages, shared) if note], shared)
 
 
 def from_store(con, source: str, device_override: Device | None = None, views: Views | None = None,
-               left_out: list[str] | None = None) -> Workload:
+               left_out: LeftOut | None = None) -> Workload:
     """The workload of a store, read through its domain views (advisor.views); `left_out`:
     inside replayed_views already, what it left out."""
     views = views or attach(con)
     if left_out is None:
-        with replayed_views(con, views) as notes:
-            return from_store(con, source, device_override, views, notes)
+        with replayed_views(con, views) as narrowed:
+            return from_store(con, source, device_override, views, narrowed)
     w = _from_store(con, source, device_override, views)
-    w.assumptions.extend(left_out)
+    w.assumptions.extend(left_out.notes)
+    w.shared_device = left_out.shared_device
     return w
 
 
