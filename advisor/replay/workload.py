@@ -625,10 +625,19 @@ def _evictions(con, views: Views, w: Workload) -> None:
 
 # The superblocks whose inodes the workload dirties pages of: an enqueued inode elsewhere
 # (tmpfs, the block device's own inode) is not on a filesystem the capture's writeback shows.
+# Every block device's own inode (numbered by its dev_t) lives on one anonymous superblock,
+# "bdev" (dev 0:3): the metadata buffers ext4 dirties on /dev/loop0 put 7340032 (7:0) there,
+# and the host disk's 266338304 (254:0) is another filesystem's, not the loop device's.
 _ENQUEUED = """
 WITH d AS (SELECT DISTINCT ino FROM dirtying),
-     devs AS (SELECT DISTINCT q.dev FROM inodes_enqueued q JOIN d USING (ino))
-SELECT ts, CAST(ino AS BIGINT) AS ino FROM inodes_enqueued WHERE dev IN (SELECT dev FROM devs) AND ino NOT IN (SELECT ino FROM d)
+     devs AS (SELECT DISTINCT q.dev FROM inodes_enqueued q JOIN d USING (ino)),
+     bdev AS (SELECT CAST((CAST(split_part(bdi, ':', 1) AS BIGINT) << 20) | CAST(split_part(bdi, ':', 2) AS BIGINT) AS UBIGINT) AS ino
+              FROM (SELECT DISTINCT bdi FROM dirtying WHERE regexp_full_match(bdi, '[0-9]+:[0-9]+'))),
+     bdev_fs AS (SELECT DISTINCT q.dev FROM inodes_enqueued q
+                 WHERE TRY_CAST(q.dev AS BIGINT) < 1048576 AND q.ino IN (SELECT ino FROM bdev))
+SELECT ts, CAST(ino AS BIGINT) AS ino FROM inodes_enqueued
+WHERE dev IN (SELECT dev FROM devs) AND ino NOT IN (SELECT ino FROM d)
+  AND NOT (dev IN (SELECT dev FROM bdev_fs) AND ino NOT IN (SELECT ino FROM bdev))
 ORDER BY ts
 """
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Manifest entries of the real-scale captures 18-24 and 37-41 (two runs of each scenario, three of dbench-stable1-ext4).
+"""Manifest entries of the real-scale captures 18-24 and 37-42 (two runs of each scenario, three of dbench-stable1-ext4).
 
     capture/realscale_manifest.py       # adds/replaces these entries in ../manifest.json
 
@@ -231,7 +231,8 @@ def m_fio_fsync_jobs(name):
     txt = (MEAS / f"{name}.fio.json").read_text()
     jobs = json.loads(txt[txt.index("{"):])["jobs"]
     lat = [j["sync"]["lat_ns"] for j in jobs]
-    out = {"fio_jobs_grouped": False, "fio_fsync_count": [j["sync"]["total_ios"] for j in jobs],
+    # fio counts an fdatasync job's calls in lat_ns's N only (its total_ios stays 0)
+    out = {"fio_jobs_grouped": False, "fio_fsync_count": [s.get("N", j["sync"]["total_ios"]) for j, s in zip(jobs, lat)],
            "fio_fsync_lat_mean_us": [mm.us(s["mean"]) for s in lat]}
     for p in (50, 99):
         out[f"fio_fsync_lat_p{p}_us"] = [mm.us(mm.pct(s, p)) for s in lat]
@@ -249,22 +250,26 @@ W_SYNC_DBENCH = ("ext4 on a 4 GiB loop, writes capped at 8 MiB/s; dbench 4 clien
                  "the sync calls of dbench and sync")
 
 
-def m_sync_dbench(name):
-    """the sync's duration, the host's Dirty/Writeback and the loop device's stat around it, dbench's report."""
+def m_sync_state(name):
+    """the sync's duration, the host's Dirty/Writeback and the loop device's stat around it
+    (state.txt lines: label, epoch, "Dirty: N kB Writeback: N kB loop_stat ...")."""
     states = {}
     for line in text(name, "state.txt").splitlines():
         p = line.split()
         states[p[0]] = {"dirty_kb": int(p[3]), "writeback_kb": int(p[6]),
                         "loop_stat": [int(x) for x in p[p.index("loop_stat") + 1:]]}
     b, a = states["before_sync"], states["after_sync"]
-    out = {"sync_wall_seconds": mm.epoch_pair(MEAS / f"{name}.sync-epoch.txt"),
-           "sync_bash_time_real_seconds": float(text(name, "sync-time.txt")),
-           "host_dirty_kb_at_sync_start": b["dirty_kb"],   # whole host, other jobs included
-           "host_writeback_kb_at_sync_start": b["writeback_kb"],
-           "loop_write_ios_during_sync": a["loop_stat"][4] - b["loop_stat"][4],
-           "loop_bytes_written_during_sync": (a["loop_stat"][6] - b["loop_stat"][6]) * 512}
-    out.update(mm.m_dbench(name))
-    return out
+    return {"sync_wall_seconds": mm.epoch_pair(MEAS / f"{name}.sync-epoch.txt"),
+            "sync_bash_time_real_seconds": float(text(name, "sync-time.txt")),
+            "host_dirty_kb_at_sync_start": b["dirty_kb"],   # whole host, other jobs included
+            "host_writeback_kb_at_sync_start": b["writeback_kb"],
+            "loop_write_ios_during_sync": a["loop_stat"][4] - b["loop_stat"][4],
+            "loop_bytes_written_during_sync": (a["loop_stat"][6] - b["loop_stat"][6]) * 512}
+
+
+def m_sync_dbench(name):
+    """m_sync_state and dbench's report."""
+    return {**m_sync_state(name), **mm.m_dbench(name)}
 
 
 # Run 2 was replayed while the folio sizes and the metadata per inode were being changed,
@@ -286,7 +291,27 @@ W_SYNC_UNFILTERED = ("ext4 on an 8 GiB loop, writes capped at 8 MiB/s; fs_mark -
 for run in (1, 2, 3):
     CAPTURES.append((f"sync-fsmark-ext4-unfiltered-run{run}-v7-zstd", "sync-fsmark-ext4-unfiltered", run,
                      "capture/41-sync-fsmark-ext4-unfiltered.sh", W_SYNC_UNFILTERED, m_sync))
-HOLDOUT_RUN = {"dbench-stable1-ext4": 3, "sync-dbench-ext4": 3, "sync-fsmark-ext4-unfiltered": 3}  # else run 2
+# Capture 42, recorded later: a sync on a loop device's ext4 while another filesystem on
+# the disk under it (the host's root ext4) writes 600 MB, recorded with nothing filtered.
+W_SYNC_SHARED = ("ext4 on a 2 GiB loop, not throttled; fio 2 jobs 5 s (psync bs 4k, 6 MB/s each: randwrite with an fsync "
+                 "every 16 writes, sequential write with an fdatasync every 64); 1.5 s in, dd of 600 MB (bs 1M, buffered) "
+                 "to a file on the host's root ext4 (254:0, the disk under the loop device's image); sync(1) 2 s in; "
+                 "writeback and block subsystems and the sync/syncfs/fsync/fdatasync calls, all unfiltered")
+
+
+def m_sync_shared(name):
+    """m_sync_state and fio's fsync/fdatasync latencies per job."""
+    return {**m_sync_state(name), **m_fio_fsync_jobs(name)}
+
+
+# Run 2 showed, like run 1, one inode too many in the replayed sync (the host disk's own
+# inode, on the superblock every block device's inode shares) and was replayed while that
+# was fixed, so it became a fit run; run 3, recorded then, was replayed once.
+for run in (1, 2, 3):
+    CAPTURES.append((f"sync-fio-shared-disk-ext4-run{run}-v7-zstd", "sync-fio-shared-disk-ext4", run,
+                     "capture/42-sync-fio-shared-disk-ext4.sh", W_SYNC_SHARED, m_sync_shared))
+HOLDOUT_RUN = {"dbench-stable1-ext4": 3, "sync-dbench-ext4": 3, "sync-fsmark-ext4-unfiltered": 3,
+               "sync-fio-shared-disk-ext4": 3}  # else run 2
 TEXT_CAPTURE = ("fsync-memcg-btrfs-run3-tracefs", "fsync-memcg-btrfs", 3, "capture/24-fsync-memcg-btrfs-tracefs.sh",
                 W_FSYNC_TEXT, m_fsync_text)
 # the dbench pair differs in stable_writes only: a before/after comparison

@@ -41,7 +41,7 @@ def test_the_sync_writes_the_bytes_ext4_wrote(store_of):
         w = from_store(con, DBENCH, views=views)
         t0, t1 = con.execute("SELECT start_ts, end_ts FROM sync_ops WHERE syscall = 'sync'").fetchone()
         written = con.execute(f"SELECT sum(pages_written) FROM ext4_writepages_result WHERE ts BETWEEN {t0} AND {t1}").fetchone()[0]
-        keys, _, _ = _synced(w, t0, t1)
+        keys, _, _, _ = _synced(w, t0, t1)
         replayed = float(key_bytes(w, keys, t1).sum())
         assert w.dirty_pages is not None
         assert abs(replayed - written * w.page_size) <= 0.1 * written * w.page_size, (replayed, written)

@@ -17,7 +17,7 @@ DBENCH = "sync-dbench-ext4-run1-v7-zstd.dat"  # the fit run
 def _sync(con, views):
     w = from_store(con, DBENCH, views=views)
     t0, t1 = con.execute("SELECT start_ts, end_ts FROM sync_ops WHERE syscall = 'sync'").fetchone()
-    _, inodes, _ = _synced(w, t0, t1)
+    _, inodes, _, _ = _synced(w, t0, t1)
     return w, inodes, (t0, t1)
 
 
