@@ -116,8 +116,8 @@ def _shared_with_loops(loops: list[str], under: list[str], write_bytes: dict[str
         return ""
     return (f"{', '.join(under)}, the device{'s' if len(under) > 1 else ''} under the loop device{'s' if len(loops) > 1 else ''}, "
             f"wrote {extra / 1e6:,.0f} MB beyond the {sent / 1e6:,.0f} MB {', '.join(loops)} sent: another filesystem sharing "
-            "the disk, whose writes slow the loop device's requests while they run; the replay's device model is fitted "
-            "over the whole capture and replays none of them")
+            "the disk, whose writes slow the loop device's requests while they run and which a sync writes too, one "
+            "filesystem after another; the replay's device model is fitted over the whole capture and replays none of them")
 
 
 def _as_devs(bdis: list[str]) -> set[str]:

@@ -39,8 +39,9 @@ SHOWN = {
     # Recorded unfiltered: the host's filesystem under the loop device shows too, and a
     # throttle paces the flusher itself, so nothing piles up before the device.
     "sync-fsmark-ext4-unfiltered": [("sync-flusher-stall", "sync_seconds"), ("sync-flusher-stall", "inodes_written_during_sync")],
-    # A sync while another filesystem on the disk under the loop device writes 600 MB:
-    # the flusher's first pass is slowed by it, and the replay takes that pass as recorded.
+    # A sync while another filesystem on the disk under the loop device has 600 MB dirty:
+    # sync(2) writes that one first, and the replay takes the time before this
+    # filesystem's WB_SYNC_ALL work as recorded.
     "sync-fio-shared-disk-ext4": [("sync-flusher-stall", "sync_seconds"), ("sync-flusher-stall", "inodes_written_during_sync")],
     "untar-full-btrfs": [("sync-flusher-stall", "sync_seconds"), ("sync-flusher-stall", "inodes_written_during_sync"),
                          ("btrfs-delalloc-overflush", "delalloc_flushed_bytes")],

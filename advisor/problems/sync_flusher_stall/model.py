@@ -114,8 +114,8 @@ def _simulate(w: Workload, policy: Policy) -> dict:
 def _after_recorded_first_pass(w: Workload, policy: Policy, later: tuple[float, np.ndarray, np.ndarray], meta_per_inode: float,
                                t_end: int, dur: float, flusher_waiting: float) -> tuple[float, float]:
     """The sync's flusher time and its waiting, when the capture shows the WB_SYNC_NONE
-    pass and where the WB_SYNC_ALL work began: no shorter than that pass as recorded and
-    then the WB_SYNC_ALL pass over every inode dirty at its start. The model's time for
+    pass and where the WB_SYNC_ALL work began: no shorter than the time before that, as
+    recorded, and then the WB_SYNC_ALL pass over every inode dirty at its start. The model's time for
     the device to write everything (`dur`) stays the bound when longer: a pass only
     submits, and the IO it queued (82,000 inodes in 3.35 s under fs_mark on xfs) is still
     draining while the WB_SYNC_ALL pass runs."""
@@ -146,11 +146,11 @@ def _inode_bytes(w: Workload, keys: np.ndarray, inodes: np.ndarray, t: int) -> n
     return data + w.metadata_bytes_per_inode
 
 
-def _synced(w: Workload, t0: int, t_end: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, tuple[float, np.ndarray] | None]:
+def _synced(w: Workload, t0: int, t_end: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, tuple[float, np.ndarray, np.ndarray] | None]:
     """The dirty pages and inodes (sorted) a sync starting at t0 writes, which of
     the inodes the WB_SYNC_ALL pass writes, and, when the capture shows the WB_SYNC_NONE
-    pass first and where the WB_SYNC_ALL work began, that pass's recorded length and the
-    pages the WB_SYNC_ALL pass found dirty (None otherwise). The inodes: those dirty at t0
+    pass first and where the WB_SYNC_ALL work began, the recorded time before it and the
+    pages and inodes the WB_SYNC_ALL pass found dirty (None otherwise). The inodes: those dirty at t0
     (the WB_SYNC_NONE pass), then those dirty when the WB_SYNC_ALL pass starts, when the
     flusher has been through the first set.
 
@@ -163,12 +163,14 @@ def _synced(w: Workload, t0: int, t_end: int) -> tuple[np.ndarray, np.ndarray, n
     4 ms, WB_SYNC_NONE after it), and that pass, whose dirtied_before is its own start,
     writes only what was dirty at t0. The WB_SYNC_NONE pass's length does not depend on
     the policy (no per-inode waits there), so when the capture shows when the
-    WB_SYNC_ALL work began, that is the cut-off, and the pass is replayed as recorded:
-    what it wrote and how fast the device took it then (fio writers beside a sync on a
-    loop device whose disk also took a build's writes: 429 ms for 31.5 MB, where the
-    device fitted over the whole capture runs at 160 MB/s). The WB_SYNC_ALL pass then
-    finds every inode dirty at its start, the first pass's included when written to again
-    (a writer appending to a file the first pass wrote)."""
+    WB_SYNC_ALL work began, that is the cut-off, and the time before it is replayed as
+    recorded: the first pass, and whatever sync(2) did before it reached this filesystem.
+    iterate_supers syncs one superblock after another and waits for each, so on a loop
+    device whose disk's own filesystem had 600 MB dirty, the loop device's WB_SYNC_ALL work
+    began 261 ms into a 266 ms sync (capture 42), where the device model writes the loop
+    filesystem's 1 MB in milliseconds. The WB_SYNC_ALL pass then finds every inode dirty at
+    its start, the first pass's included when written to again (a writer appending to a
+    file the first pass wrote)."""
     keys0, inodes0 = dirty_at(w, t0), dirty_inodes_at(w, t0)
     in_sync = (w.sync_work_start_ts >= t0) & (w.sync_work_start_ts <= t_end)
     modes, starts = w.sync_work_mode[in_sync], w.sync_work_start_ts[in_sync]
