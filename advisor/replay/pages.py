@@ -36,7 +36,7 @@ def dirty_at(w: Workload, t: int, clean_by: int | None = None,
     wsel = w.page_wb_ts <= clean_by
     if wsel.any():
         clean_after = np.maximum(clean_after, _last_per_key(keys, w.page_wb_key[wsel], w.page_wb_ts[wsel]))
-    isel = (w.inode_wb_ts <= clean_by) & (w.inode_wb_all_written | ~_page_level(w, w.inode_wb_ino))
+    isel = (w.inode_wb_ts <= clean_by) & _cleans_inode(w)
     if isel.any():
         clean_after = np.maximum(clean_after, _last_per_key(keys >> 32, w.inode_wb_ino[isel], w.inode_wb_ts[isel]))
     if written is not None and len(written[0]):
@@ -47,11 +47,17 @@ def dirty_at(w: Workload, t: int, clean_by: int | None = None,
     return keys[ts > clean_after]
 
 
-def _page_level(w: Workload, inodes: np.ndarray) -> np.ndarray:
-    """Of each inode, whether the capture shows its pages written one by one."""
-    if not len(w.page_wb_key) or not len(inodes):
-        return np.zeros(len(inodes), bool)
-    return np.isin(inodes, np.unique(w.page_wb_key >> 32))
+def _cleans_inode(w: Workload) -> np.ndarray:
+    """Per inode-level writeback event, whether it cleans every page of its inode: a pass
+    that left none dirty, or any event of an inode whose pages the capture does not show
+    written one by one. Computed once per workload (dirty_at runs once per flush step)."""
+    sources = (w.inode_wb_ino, w.inode_wb_all_written, w.page_wb_key)
+    cached = getattr(w, "_inode_cleans", None)
+    if cached is None or any(a is not b for a, b in zip(cached[0], sources)):
+        page_level = np.isin(w.inode_wb_ino, np.unique(w.page_wb_key >> 32)) if len(w.page_wb_key) else np.zeros(len(w.inode_wb_ino), bool)
+        cached = (sources, w.inode_wb_all_written | ~page_level)
+        w._inode_cleans = cached  # not a dataclass field: a cache that summary() and equality ignore
+    return cached[1]
 
 
 def key_bytes(w: Workload, keys: np.ndarray, t: int) -> np.ndarray:
