@@ -43,19 +43,9 @@ cd "$MNT"
 dbench -D "$MNT" -t $SECS -c /usr/share/dbench/client.txt $CLIENTS > "$M.dbench.txt" 2>&1 &
 DB=\$!
 sleep $SYNC_AFTER
-state before_sync >> "$M.state.txt"
-TIMEFORMAT='%R'
-t0=\$(date +%s.%N)
-{ time sync ; } 2> "$M.sync-time.txt"
-t1=\$(date +%s.%N)
-echo "\$t0 \$t1" > "$M.sync-epoch.txt"
-state after_sync >> "$M.state.txt"
+$(timed_sync_lines "$M")
 wait \$DB
 state end >> "$M.state.txt"
 WL
-chmod +x "$WORK/workload.sh"
-uname -a > "$M.uname.txt"; tool_versions "$NAME"; host_state "$NAME"; device_info "$NAME" "$DEV"
-"$TC_RECORD_SMALL" -q -b "$BUF" -C mono --file-version 7 --compression zstd -o "$OUTDIR/$NAME.dat" "${ARGS[@]}" "$WORK/workload.sh"
-after_record "$NAME" "$OUTDIR/$NAME.dat"
-cat "$M.sync-time.txt" "$M.sync-epoch.txt" "$M.state.txt" >&2
+record_sync_workload "$NAME" "${ARGS[@]}"
 tail -22 "$M.dbench.txt" >&2

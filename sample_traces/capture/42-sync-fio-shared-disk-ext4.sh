@@ -58,19 +58,9 @@ FIO=\$!
 sleep $HOST_AT
 dd if=/dev/zero of="$WORK/host-writer" bs=1M count=$HOST_MB status=none &
 sleep \$(awk "BEGIN { print $SYNC_AT - $HOST_AT }")
-state before_sync >> "$M.state.txt"
-TIMEFORMAT='%R'
-t0=\$(date +%s.%N)
-{ time sync ; } 2> "$M.sync-time.txt"
-t1=\$(date +%s.%N)
-echo "\$t0 \$t1" > "$M.sync-epoch.txt"
-state after_sync >> "$M.state.txt"
+$(timed_sync_lines "$M")
 wait \$FIO
 wait
 state end >> "$M.state.txt"
 WL
-chmod +x "$WORK/workload.sh"
-uname -a > "$M.uname.txt"; tool_versions "$NAME"; host_state "$NAME"; device_info "$NAME" "$DEV"
-"$TC_RECORD_SMALL" -q -b "$BUF" -C mono --file-version 7 --compression zstd -o "$OUTDIR/$NAME.dat" "${ARGS[@]}" "$WORK/workload.sh"
-after_record "$NAME" "$OUTDIR/$NAME.dat"
-cat "$M.sync-time.txt" "$M.sync-epoch.txt" "$M.state.txt" >&2
+record_sync_workload "$NAME" "${ARGS[@]}"

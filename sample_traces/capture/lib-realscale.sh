@@ -146,6 +146,36 @@ tracefs_record() {
   echo "$old_buf" > $T/buffer_size_kb; : > $T/trace; echo "$old_on" > $T/tracing_on
 }
 
+# timed_sync_lines M: the lines of a workload script that time `sync` from outside the
+# trace, bash's `time` into M.sync-time.txt and a date pair into M.sync-epoch.txt, between
+# its state() lines "before_sync" and "after_sync" in M.state.txt (captures 20, 38, 40-42).
+timed_sync_lines() {
+  local m=$1
+  cat <<LINES
+state before_sync >> "$m.state.txt"
+TIMEFORMAT='%R'
+t0=\$(date +%s.%N)
+{ time sync ; } 2> "$m.sync-time.txt"
+t1=\$(date +%s.%N)
+echo "\$t0 \$t1" > "$m.sync-epoch.txt"
+state after_sync >> "$m.state.txt"
+LINES
+}
+
+# record_sync_workload NAME ARG...: record $WORK/workload.sh with trace-cmd arguments
+# ARG... ($BUF KiB per CPU, v7, zstd, clock mono, kallsyms hidden), the machine's facts
+# before ($DEV's among them) and trace-cmd's statistics after; then the sync's times and
+# states on stderr.
+record_sync_workload() {
+  local name=$1; shift
+  local M=$OUTDIR/measurements/$name
+  chmod +x "$WORK/workload.sh"
+  uname -a > "$M.uname.txt"; tool_versions "$name"; host_state "$name"; device_info "$name" "$DEV"
+  "$TC_RECORD_SMALL" -q -b "$BUF" -C mono --file-version 7 --compression zstd -o "$OUTDIR/$name.dat" "$@" "$WORK/workload.sh"
+  after_record "$name" "$OUTDIR/$name.dat"
+  cat "$M.sync-time.txt" "$M.sync-epoch.txt" "$M.state.txt" >&2
+}
+
 # fsmark_sync_record NAME FILE_BYTES -- ARG...: the run of captures 20, 38 and 41, recorded
 # with trace-cmd arguments ARG... (v7, zstd, clock mono, kallsyms hidden), with $WORK,
 # $MNT (its fs_mark directory x), $DEV, $THREADS, $DIRS, $FILES, $LOOPS, $SYNC_AFTER and
@@ -168,20 +198,10 @@ cd "$WORK"   # fs_mark writes fs_log.txt into the current directory
 fs_mark -d "$MNT/x" -t $THREADS -D $DIRS -n $FILES -s $size -S 0 -L $LOOPS -k > "$M.fs_mark.txt" 2>&1 &
 FSM=\$!
 sleep $SYNC_AFTER
-state before_sync >> "$M.state.txt"
-TIMEFORMAT='%R'
-t0=\$(date +%s.%N)
-{ time sync ; } 2> "$M.sync-time.txt"
-t1=\$(date +%s.%N)
-echo "\$t0 \$t1" > "$M.sync-epoch.txt"
-state after_sync >> "$M.state.txt"
+$(timed_sync_lines "$M")
 wait \$FSM
 state end >> "$M.state.txt"
 WL
-  chmod +x "$WORK/workload.sh"
-  uname -a > "$M.uname.txt"; tool_versions "$name"; host_state "$name"; device_info "$name" "$DEV"
-  "$TC_RECORD_SMALL" -q -b "$BUF" -C mono --file-version 7 --compression zstd -o "$OUTDIR/$name.dat" "$@" "$WORK/workload.sh"
-  after_record "$name" "$OUTDIR/$name.dat"
-  cat "$M.sync-time.txt" "$M.sync-epoch.txt" "$M.state.txt" >&2
+  record_sync_workload "$name" "$@"
   tail -8 "$M.fs_mark.txt" >&2
 }
