@@ -77,22 +77,17 @@ def _simulate(w: Workload, policy: Policy) -> dict:
     total = float(nbytes.sum())
     # Which part goes at the metadata rate: btrfs's tree blocks only (module docstring).
     meta_per_inode = w.metadata_bytes_per_inode if w.records("btrfs") else 0.0
-    metadata = meta_per_inode * len(inodes)
     dev, cpu = w.device, w.inode_writeback_ns * len(inodes)
     if not len(inodes):
         dur = flusher_waiting = 0.0
     elif policy.fixed:
-        merged = int(requests_for(total))
-        dur = cpu + dev.batch_ns(merged, total - metadata, metadata)
+        dur = cpu + _batch_ns(dev, nbytes, meta_per_inode)
         flusher_waiting = 0.0
     else:
         # Only the WB_SYNC_ALL pass waits per inode; the WB_SYNC_NONE pass submits as
         # the fixed kernel does.
-        serial, batch = nbytes[by_all], nbytes[~by_all]
-        meta_serial, meta_batch = meta_per_inode * len(serial), meta_per_inode * len(batch)
-        flusher_waiting = dev.serial_ns(int(requests_for(serial).sum()), float(serial.sum()) - meta_serial, meta_serial) if len(serial) else 0.0
-        batched = dev.batch_ns(int(requests_for(float(batch.sum()))), float(batch.sum()) - meta_batch, meta_batch) if len(batch) else 0.0
-        dur = cpu + batched + flusher_waiting
+        flusher_waiting = _per_inode_ns(dev, nbytes[by_all], meta_per_inode)
+        dur = cpu + _batch_ns(dev, nbytes[~by_all], meta_per_inode) + flusher_waiting
     if later is not None:
         dur, flusher_waiting = _after_recorded_first_pass(w, policy, later, meta_per_inode, t_end, dur, flusher_waiting)
     commit = _recorded_commit_ns(w, t0, t_end)
@@ -125,14 +120,28 @@ def _after_recorded_first_pass(w: Workload, policy: Policy, later: tuple[float, 
     if not len(inodes):
         return max(dur, first_ns), flusher_waiting
     nbytes = _inode_bytes(w, keys, inodes, t_end)
-    total, meta = float(nbytes.sum()), meta_per_inode * len(inodes)
-    if policy.fixed:
-        waiting, second = 0.0, w.device.batch_ns(int(requests_for(total)), total - meta, meta)
-    else:
-        waiting = w.device.serial_ns(int(requests_for(nbytes).sum()), total - meta, meta)
-        second = waiting
+    waiting = 0.0 if policy.fixed else _per_inode_ns(w.device, nbytes, meta_per_inode)
+    second = _batch_ns(w.device, nbytes, meta_per_inode) if policy.fixed else waiting
     recorded = first_ns + w.inode_writeback_ns * len(inodes) + second
     return (recorded, waiting) if recorded > dur else (dur, flusher_waiting)
+
+
+def _batch_ns(dev, nbytes: np.ndarray, meta_per_inode: float) -> float:
+    """The device's time for these inodes' bytes submitted together, merged (for_sync);
+    meta_per_inode of each at the metadata rate. 0 without inodes."""
+    if not len(nbytes):
+        return 0.0
+    total, meta = float(nbytes.sum()), meta_per_inode * len(nbytes)
+    return dev.batch_ns(int(requests_for(total)), total - meta, meta)
+
+
+def _per_inode_ns(dev, nbytes: np.ndarray, meta_per_inode: float) -> float:
+    """The device's time for these inodes written and waited for one at a time, no
+    request merging with another inode's (wait per inode). 0 without inodes."""
+    if not len(nbytes):
+        return 0.0
+    total, meta = float(nbytes.sum()), meta_per_inode * len(nbytes)
+    return dev.serial_ns(int(requests_for(nbytes).sum()), total - meta, meta)
 
 
 def _inode_bytes(w: Workload, keys: np.ndarray, inodes: np.ndarray, t: int) -> np.ndarray:
