@@ -192,6 +192,7 @@ class Workload:
     throttle_ns: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
     page_wait_ts: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))  # each wait: when, which task
     page_wait_pid: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
+    page_wait_key: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))  # its page (page_key), -1: not recorded
     flush: FlushRequests | None = None
     reservations: MetadataReservations | None = None  # synthetic: replay the reservation loop itself
     reclaim_events: int | None = None  # None: reclaim events not recorded
@@ -201,8 +202,8 @@ class Workload:
     # began: read only for a capture with a sync (the commits for btrfs only).
     transaction_commit_ts: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
     writeback_work_end_ts: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
-    # Per sync (op("sync")), when its ->sync_fs began on a filesystem other than btrfs, -1
-    # when unknown (advisor.replay.sync_fs).
+    # Per sync (op("sync")), when its ->sync_fs began, -1 when unknown; empty on btrfs
+    # without btrfs_sync_fs, whose commit comes from transaction_commit_ts (advisor.replay.sync_fs).
     sync_fs_start_ts: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
     dirty_limit_pages: int | None = None
     # Flusher CPU time per inode written (writepages, bio building), without the IO wait.
@@ -670,8 +671,11 @@ def _writeback(con, views: Views, w: Workload) -> None:
         r = con.execute("SELECT ts, pid, pause_ms * 1000000 AS ns FROM throttling WHERE pause_ms > 0 ORDER BY ts").fetchnumpy()
         w.throttle_ts, w.throttle_pid, w.throttle_ns = _i64(r["ts"]), _i64(r["pid"]), _i64(r["ns"])
     if views.met("page_waits"):
-        r = con.execute("SELECT ts, pid FROM page_waits ORDER BY ts").fetchnumpy()
+        r = con.execute('SELECT ts, pid, coalesce(CAST(ino AS BIGINT), -1) AS ino, coalesce(CAST("index" AS BIGINT), -1) AS i '
+                        "FROM page_waits ORDER BY ts").fetchnumpy()
         w.page_wait_ts, w.page_wait_pid = _i64(r["ts"]), _i64(r["pid"])
+        ino, idx = _i64(r["ino"]), _i64(r["i"])
+        w.page_wait_key = np.where((ino >= 0) & (idx >= 0), page_key(ino, idx), -1)
         w.page_waits = len(w.page_wait_ts)
         _stable_writes(con, w)
 

@@ -71,15 +71,24 @@ COMMITS = View(
 # the flusher wrote the inodes. ext4 traces the entry (dev 7,0 is 7340032 as recorded):
 #   sync-28286 [000] 43540.757270: ext4_sync_fs: dev 254,0 wait 0
 #   sync-28286 [000] 43540.757279: ext4_sync_fs: dev 7,0 wait 0
+# btrfs traces the entry too, naming the filesystem by its fsid, not a device; its
+# wait=0 call only starts writing the btree inode, the wait=1 call commits the transaction:
+#   sync-17734 [001] 43021.333632: btrfs_sync_fs: 8ed200da-e4bc-40dc-98e7-cb181ad593b3: wait=0
+#   sync-17734 [001] 43021.338477: btrfs_sync_fs: 8ed200da-e4bc-40dc-98e7-cb181ad593b3: wait=1
 SYNC_FS_CALLS = View(
     "sync_fs_calls",
-    "a filesystem's ->sync_fs, called by sync(2) and syncfs(2) once the inodes are written (ext4: a journal commit)",
+    "a filesystem's ->sync_fs, called by sync(2) and syncfs(2) once the inodes are written (ext4: a journal commit; btrfs: a transaction commit)",
     (Column("ts", "BIGINT", "entry, ns"), Column("pid", "INTEGER", "the calling task"), Column("comm", "VARCHAR", "its name"),
      Column("dev", "VARCHAR", "the superblock's device (7:0 as the kernel's number, 7340032)"),
      Column("wait", "INTEGER", "1: the call waits for the commit"), Column("fs", "VARCHAR", "the filesystem whose event it is")),
     (Source("ext4_sync_fs", (("ext4:ext4_sync_fs",),),
             lambda t, p: f"SELECT ts, pid, comm, CAST(dev AS VARCHAR) AS dev, CAST(wait AS INTEGER) AS wait, 'ext4' AS fs FROM {t[0]}",
-            fields=(("dev", "wait"),), lacks="other filesystems' ->sync_fs"),),
+            fields=(("dev", "wait"),), lacks="other filesystems' ->sync_fs"),
+     Source("btrfs_sync_fs", (("btrfs:btrfs_sync_fs",),),
+            lambda t, p: f"SELECT ts, pid, comm, NULL::VARCHAR AS dev, CAST(wait AS INTEGER) AS wait, 'btrfs' AS fs FROM {t[0]}",
+            fields=(("wait",),), provides=("ts", "pid", "comm", "wait", "fs"),
+            lacks="the filesystem's device (btrfs_sync_fs names it by fsid) and other filesystems' ->sync_fs")),
+    combines=True,
 )
 
 VIEWS = (FLUSH_SPACE, COMMITS, SYNC_FS_CALLS)

@@ -310,6 +310,15 @@ def m_sync_shared(name):
 for run in (1, 2, 3):
     CAPTURES.append((f"sync-fio-shared-disk-ext4-run{run}-v7-zstd", "sync-fio-shared-disk-ext4", run,
                      "capture/42-sync-fio-shared-disk-ext4.sh", W_SYNC_SHARED, m_sync_shared))
+# Capture 43, recorded later: capture 38's scenario on btrfs, recorded with the whole
+# writeback, block and btrfs subsystems (8,000 files: the btrfs subsystem's tree-lock and
+# extent-state events make 20,000 files a 22 MB capture).
+W_SYNC_BTRFS = ("btrfs on an 8 GiB loop, writes capped at 4 MiB/s; fs_mark -t 2 -D 100 -n 2000 -L 2 -s 4096 -S 0 -k "
+                "(8,000 4 KiB files, no fsync); sync(1) after 2 s; writeback and block subsystems (this device and "
+                "its btrfs bdi), the whole btrfs subsystem, the sync calls")
+for run in (1, 2):
+    CAPTURES.append((f"sync-fsmark-btrfs-run{run}-v7-zstd", "sync-fsmark-btrfs", run,
+                     "capture/43-sync-fsmark-btrfs.sh", W_SYNC_BTRFS, m_sync))
 HOLDOUT_RUN = {"dbench-stable1-ext4": 3, "sync-dbench-ext4": 3, "sync-fsmark-ext4-unfiltered": 3,
                "sync-fio-shared-disk-ext4": 3}  # else run 2
 TEXT_CAPTURE = ("fsync-memcg-btrfs-run3-tracefs", "fsync-memcg-btrfs", 3, "capture/24-fsync-memcg-btrfs-tracefs.sh",
