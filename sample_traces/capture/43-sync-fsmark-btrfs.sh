@@ -1,6 +1,6 @@
 #!/bin/bash
 # Capture 43: sync-fsmark-btrfs-run$RUN-v7-zstd.dat (RUN=1 fit, RUN=2 holdout)
-# Capture 20's scenario on btrfs, recorded as a btrfs user would: the whole writeback,
+# Capture 38's scenario on btrfs, recorded as a btrfs user would: the whole writeback,
 # block and btrfs subsystems. btrfs on an 8 GiB loop device (direct-io, writes capped at
 # $DEV_MBPS MiB/s by blkio throttle); fs_mark creating 4 KiB files (-S 0: no fsync) with
 # $THREADS threads, $FILES files per thread per loop, $LOOPS loops, in $DIRS
@@ -9,11 +9,13 @@
 # and small files may be stored inline in the btree (max_inline, 2048 bytes by default:
 # these 4 KiB files are not), so their data still goes through delalloc and extent
 # writepage.
-# Events: writeback and block (filtered to this device), the whole btrfs subsystem
+# Events: writeback and block (filtered to btrfs's own bdi, btrfs-N, and to this
+# device: btrfs does not write through the loop device's bdi), the whole btrfs subsystem
 # (unfiltered), sync/syncfs/fsync/fdatasync of sync and fs_mark; trace clock mono; v7 zstd,
 # kallsyms hidden (capture/tc-record-small).
 # Outside the trace: `time sync` and date +%s.%N around it, fs_mark's own report, inode
-# counts (df -i) and Dirty/Writeback (/proc/meminfo) before the sync, after the sync and at
+# counts (df -i: 0 on btrfs, which keeps no inode count) and Dirty/Writeback (/proc/meminfo)
+# before the sync, after the sync and at
 # the end, the loop device's stat, the host's load.
 set -euo pipefail
 HERE=$(dirname "$(readlink -f "$0")")
