@@ -15,8 +15,7 @@
 # kallsyms hidden (capture/tc-record-small).
 # Outside the trace: `time sync` and date +%s.%N around it, fs_mark's own report, inode
 # counts (df -i: 0 on btrfs, which keeps no inode count) and Dirty/Writeback (/proc/meminfo)
-# before the sync, after the sync and at
-# the end, the loop device's stat, the host's load.
+# before the sync, after the sync and at the end, the loop device's stat, the host's load.
 set -euo pipefail
 HERE=$(dirname "$(readlink -f "$0")")
 source "$HERE/lib.sh"; source "$HERE/lib-realscale.sh"
