@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from advisor.store.ddl import ident
-from advisor.views.model import Column, Source, View
+from advisor.views.model import Column, Source, Table, View
 from advisor.views.present import Present
 
 _FLUSH_SPACE = """
@@ -39,9 +39,13 @@ FLUSH_SPACE = View(
 )
 
 
-def _btrfs_commits(tables: list[str], present: Present) -> str:
+def _btrfs_commits(tables: list[Table], present: Present) -> str:
+    # The print format names the generation "gen", which a text capture keeps:
+    #   kworker/u8:8-17198 [000] 43019.134010: btrfs_transaction_commit: 8ed200da-...: root=1(ROOT_TREE) gen=9
+    t = tables[0]
+    generation = ident("generation" if t.has("generation") else "gen")
     return (f"SELECT 'btrfs' AS fs, NULL::BIGINT AS start_ts, ts AS end_ts, NULL::BIGINT AS dur_ns, pid, comm, "
-            f"CAST(generation AS UBIGINT) AS transaction FROM {tables[0]}")
+            f"CAST({generation} AS UBIGINT) AS transaction FROM {t}")
 
 
 def _jbd2_commits(tables: list[str], present: Present) -> str:
@@ -58,7 +62,7 @@ COMMITS = View(
      Column("end_ts", "BIGINT", "commit end, ns"), Column("dur_ns", "BIGINT", "end_ts - start_ts (jbd2 only)"),
      Column("pid", "INTEGER", "the committing task"), Column("comm", "VARCHAR", "its name"),
      Column("transaction", "UBIGINT", "transaction id / generation")),
-    (Source("btrfs_transaction_commit", (("btrfs:btrfs_transaction_commit",),), _btrfs_commits, fields=(("generation",),),
+    (Source("btrfs_transaction_commit", (("btrfs:btrfs_transaction_commit",),), _btrfs_commits, fields=(("generation|gen",),),
             lacks="btrfs commits' start (btrfs_transaction_commit fires as a commit ends)"),
      Source("jbd2 commits", (("jbd2:jbd2_start_commit",), ("jbd2:jbd2_end_commit",)), _jbd2_commits,
             fields=(("dev", "transaction"), ("dev", "transaction")))),

@@ -1,11 +1,15 @@
 """A text capture keeps the names fields are printed under: btrfs's extent_writepage
-prints its `index` as "page_index=" and its `root_objectid` as "root=5(FS_TREE)". The
-pages_written view reads them there and gives the same rows as from the trace.dat."""
+prints its `index` as "page_index=" and its `root_objectid` as "root=5(FS_TREE)", and
+btrfs_transaction_commit its `generation` as "gen=". The pages_written and commits views
+read them there and give the same rows as from the trace.dat."""
 
 from __future__ import annotations
 
-from advisor.store import open_store
+import subprocess
+
+from advisor.store import ingest_trace, open_store
 from advisor.views import attach
+from tests.conftest import SAMPLES, need_trace_cmd
 
 # The same ring buffer as tracefs text (`cat trace`) and as a trace.dat (`trace-cmd extract`).
 TEXT = "fsync-memcg-btrfs-run3-tracefs.trace.txt"
@@ -26,3 +30,25 @@ def test_text_and_trace_dat_give_the_same_pages_written(store_of):
     # The text prints microseconds, rounded: each row within 1 us of the trace.dat's.
     assert max(abs(a[0] - b[0]) for a, b in zip(text, dat)) <= 1000
     assert {r[4] for r in text} == {5}  # root=5(FS_TREE)
+
+
+def _commits(path):
+    with open_store(path) as con:
+        assert attach(con).met("commits")
+        return con.execute("SELECT end_ts, pid, comm, transaction FROM commits ORDER BY end_ts").fetchall()
+
+
+def test_btrfs_commits_read_from_text_as_from_the_trace_dat(store_of, tmp_path):
+    """`trace-cmd report` prints "btrfs_transaction_commit: 8ed200da-...: root=1(ROOT_TREE) gen=9"."""
+    need_trace_cmd()
+    dat = "sync-fsmark-btrfs-run1-v7-zstd.dat"
+    text = tmp_path / "commits.txt"
+    report = subprocess.Popen(["trace-cmd", "report", "-i", str(SAMPLES / dat)], stdout=subprocess.PIPE, text=True)
+    with text.open("w") as f:  # the header line and the commits, as if recorded alone
+        f.writelines(line for line in report.stdout if line.startswith("cpus=") or "btrfs_transaction_commit:" in line)
+    assert report.wait() == 0
+    ingest_trace(text, tmp_path / "commits.duckdb")
+    from_text, from_dat = _commits(tmp_path / "commits.duckdb"), _commits(store_of(dat))
+    assert len(from_text) == len(from_dat) == 7
+    assert [r[1:] for r in from_text] == [r[1:] for r in from_dat]
+    assert max(abs(a[0] - b[0]) for a, b in zip(from_text, from_dat)) <= 1000
