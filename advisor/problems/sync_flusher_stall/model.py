@@ -153,8 +153,9 @@ def _backlog_waited_ns(w: Workload, pid: int, t0: int, t_end: int) -> float:
     mine = (w.page_wait_pid == pid) & (w.page_wait_ts >= t0) & (w.page_wait_ts <= t_end) & (w.page_wait_key >= 0)
     if not mine.any():
         return 0.0
-    order = np.lexsort((w.page_wb_ts, w.page_wb_key))
-    keys, ts = w.page_wb_key[order], w.page_wb_ts[order]
+    waited = np.isin(w.page_wb_key, w.page_wait_key[mine])  # only the pages waited on: a few, of every page written
+    order = np.lexsort((w.page_wb_ts[waited], w.page_wb_key[waited]))
+    keys, ts = w.page_wb_key[waited][order], w.page_wb_ts[waited][order]
     last = t0
     for when, key in zip(w.page_wait_ts[mine], w.page_wait_key[mine]):
         lo, hi = np.searchsorted(keys, key, "left"), np.searchsorted(keys, key, "right")
