@@ -91,7 +91,7 @@ class Source:
                     return None, why
             if need and not present.has_fields(name, need):
                 return None, (f"{name} is recorded without its fields {', '.join(need)} "
-                              "(a text capture keeps only fields printed as key=value)")
+                              "(a text capture keeps only the fields its lines print as key=value)")
             table = present.find(name)[0]
             tables.append(Table(table, frozenset(present.columns.get(table, ())), name))
         return tables, ""

@@ -89,8 +89,9 @@ class Present:
 
     def has_fields(self, name: str, fields: tuple[str, ...]) -> bool:
         """Does the event's table have these columns? A text capture keeps only fields
-        printed as key=value: block_rq_issue prints "8,0 WS 4096 () 1234 + 8", so its
-        table has no rwbs or sector."""
+        printed as key=value (or by position, for the block events): a tracepoint whose
+        print format shows a field in free text (btrfs's extent_writepage prints
+        `index` as "page_index=") has no column of the format's name."""
         found = self.find(name)
         have = self.columns.get(found[0], set()) if found is not None else set()
         # "a|b": either name (a format field, or the name a text capture prints it under).

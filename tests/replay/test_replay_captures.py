@@ -217,10 +217,14 @@ def test_synthetic_workload_json_and_listing():
 
 
 @pytest.mark.parametrize("text", ["tracefs-ext4.trace.txt", "tracefs-ext4.report.txt"])
-def test_a_text_capture_replays_with_its_gaps_named(text):
-    # Text keeps only key=value fields: the block events' request fields are printed
-    # positionally, so the device is an assumption, said in the workload's assumptions.
-    doc = replay(text, "--problem", "sync-flusher-stall")
-    assert doc["workload"]["dirtying_events"] == replay("tracefs-ext4.dat", "--problem", "sync-flusher-stall")["workload"]["dirtying_events"]
-    assert any("recorded without its fields dev, sector" in a and "SATA SSD" in a for a in doc["workload"]["assumptions"])
+def test_a_text_capture_replays_as_its_trace_dat(text):
+    # The block events print their request fields by position ("7,0 RM 4096 () 33928 + 8
+    # 0x2,0,4 [dd]"); read as the trace.dat's fields, they give the same fitted device
+    # (to the text's microsecond timestamps), not an assumed one.
+    doc, dat = replay(text, "--problem", "sync-flusher-stall"), replay("tracefs-ext4.dat", "--problem", "sync-flusher-stall")
+    assert doc["workload"]["dirtying_events"] == dat["workload"]["dirtying_events"]
+    device, dat_device = doc["workload"]["device"], dat["workload"]["device"]
+    assert device["name"] == "capture" and device["write_requests"] == dat_device["write_requests"] == 36
+    assert device["bandwidth_mb_s"] == pytest.approx(dat_device["bandwidth_mb_s"], rel=1e-3)
+    assert not any("SATA SSD" in a for a in doc["workload"]["assumptions"])
     assert doc["observed"]["sync-flusher-stall"]["sync_seconds"] == pytest.approx(0.025275, abs=1e-6)

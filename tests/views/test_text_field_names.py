@@ -1,7 +1,8 @@
 """A text capture keeps the names fields are printed under: btrfs's extent_writepage
 prints its `index` as "page_index=" and its `root_objectid` as "root=5(FS_TREE)", and
 btrfs_transaction_commit its `generation` as "gen=". The pages_written and commits views
-read them there and give the same rows as from the trace.dat."""
+read them there and give the same rows as from the trace.dat. The block events print
+their fields by position, and are read into the trace.dat's fields and values."""
 
 from __future__ import annotations
 
@@ -52,3 +53,35 @@ def test_btrfs_commits_read_from_text_as_from_the_trace_dat(store_of, tmp_path):
     assert len(from_text) == len(from_dat) == 7
     assert [r[1:] for r in from_text] == [r[1:] for r in from_dat]
     assert max(abs(a[0] - b[0]) for a, b in zip(from_text, from_dat)) <= 1000
+
+
+def _block(path):
+    with open_store(path) as con:
+        assert attach(con).met("block_requests")
+        issues = con.execute("SELECT dev, sector, nr_sector, bytes, ioprio, rwbs, comm, cmd FROM block_rq_issue").fetchall()
+        completions = con.execute("SELECT dev, sector, nr_sector, error, ioprio, rwbs, cmd FROM block_rq_complete").fetchall()
+        requests = con.execute("SELECT dev, pid, comm, rwbs, write, meta, flush, sector, bytes, insert_ts IS NULL, "
+                               "complete_ts IS NULL FROM block_requests").fetchall()
+        return sorted(issues), sorted(completions), sorted(requests)
+
+
+def test_block_events_read_from_text_as_from_the_trace_dat(store_of):
+    """tracefs prints "block_rq_issue: 7,0 WS 8192 () 4753472 + 16 be,0,4 [kworker/0:0H]":
+    dev 7340032 (7 << 20), ioprio 16388 (class be = 2, level 4). The requests are the
+    same multiset (the text's microseconds reorder ties, so compare sorted)."""
+    text, dat = _block(store_of(TEXT)), _block(store_of(DAT))
+    assert [len(t) for t in text] == [len(d) for d in dat] and len(text[2]) == 3002
+    assert text == dat
+    assert {r[0] for r in text[0]} == {7 << 20} and {r[4] for r in text[0]} == {0, 2 << 13 | 4}  # none,0,0 and be,0,4
+
+
+def test_block_events_of_trace_cmd_report_text(tmp_path):
+    """`trace-cmd report` prints the priority class it cannot name as a number: "7,0 RM 4096
+    () 33928 + 8 0x2,0,4 [dd]"; the -R report prints "dev=7340032 sector=33928 ..." pairs.
+    Both give the trace.dat's rows."""
+    rows = {}
+    for name in ("tracefs-ext4.report.txt", "tracefs-ext4.report-raw.txt", "tracefs-ext4.dat"):
+        ingest_trace(SAMPLES / name, tmp_path / f"{name}.duckdb")
+        rows[name] = _block(tmp_path / f"{name}.duckdb")
+    assert rows["tracefs-ext4.report.txt"] == rows["tracefs-ext4.report-raw.txt"] == rows["tracefs-ext4.dat"]
+    assert len(rows["tracefs-ext4.dat"][0]) > 0

@@ -7,6 +7,9 @@
 //! no `=` (`comm=opt cgu.2`), and `ARRAY[..]` values are kept whole.
 //! Syscall entries print `name: value` pairs (`fd: 1, buf: 0x55..`).
 
+use std::borrow::Cow;
+
+use super::block::block_fields;
 use super::line::EventKind;
 
 /// Most `key=value` pairs of one line that become columns (real events
@@ -15,11 +18,19 @@ use super::line::EventKind;
 /// or a quadratic key search.
 pub const MAX_PAIRS: usize = 256;
 
-/// Event name and (key, value) pairs of one line (at most [`MAX_PAIRS`]).
-pub fn event_fields<'a>(kind: &EventKind<'a>) -> (String, Vec<(&'a str, &'a str)>) {
+/// Event name and (key, value) pairs of one line (at most [`MAX_PAIRS`]). A value is
+/// the printed text, or for the block events' positional fields the value the kernel
+/// stored (see [`block_fields`]).
+pub fn event_fields<'a>(kind: &EventKind<'a>) -> (String, Vec<(&'a str, Cow<'a, str>)>) {
+    if let EventKind::Named { name, info } = kind {
+        if let Some(mut pairs) = block_fields(name, info) {
+            pairs.truncate(MAX_PAIRS);
+            return (name.to_string(), pairs);
+        }
+    }
     let (name, mut pairs) = all_fields(kind);
     pairs.truncate(MAX_PAIRS);
-    (name, pairs)
+    (name, pairs.into_iter().map(|(k, v)| (k, Cow::Borrowed(v))).collect())
 }
 
 fn all_fields<'a>(kind: &EventKind<'a>) -> (String, Vec<(&'a str, &'a str)>) {
@@ -168,12 +179,20 @@ mod tests {
 
     #[test]
     fn syscalls() {
-        let (n, f) = event_fields(&EventKind::SyscallEnter { call: "sys_write", args: "fd: 1, buf: 0x56, count: 0x10000" });
+        let fields = |kind| {
+            let (n, f) = event_fields(&kind);
+            (n, f.into_iter().map(|(k, v)| (k, v.into_owned())).collect::<Vec<_>>())
+        };
+        let own = |p: &[(&'static str, &str)]| p.iter().map(|(k, v)| (*k, v.to_string())).collect::<Vec<_>>();
+        let (n, f) = fields(EventKind::SyscallEnter { call: "sys_write", args: "fd: 1, buf: 0x56, count: 0x10000" });
         assert_eq!(n, "sys_enter_write");
-        assert_eq!(f, vec![("fd", "1"), ("buf", "0x56"), ("count", "0x10000")]);
-        let (n, f) = event_fields(&EventKind::Named { name: "sys_exit_write", info: "0x10000" });
-        assert_eq!((n.as_str(), f), ("sys_exit_write", vec![("ret", "0x10000")]));
-        let (_, f) = event_fields(&EventKind::Named { name: "sys_enter_write", info: "fd: 0x00000001, buf: 0x5602, count: 0x00010000" });
-        assert_eq!(f, vec![("fd", "0x00000001"), ("buf", "0x5602"), ("count", "0x00010000")]);
+        assert_eq!(f, own(&[("fd", "1"), ("buf", "0x56"), ("count", "0x10000")]));
+        let (n, f) = fields(EventKind::Named { name: "sys_exit_write", info: "0x10000" });
+        assert_eq!((n.as_str(), f), ("sys_exit_write", own(&[("ret", "0x10000")])));
+        let (_, f) = fields(EventKind::Named { name: "sys_enter_write", info: "fd: 0x00000001, buf: 0x5602, count: 0x00010000" });
+        assert_eq!(f, own(&[("fd", "0x00000001"), ("buf", "0x5602"), ("count", "0x00010000")]));
+        // A block event's positional fields, under the trace.dat's names.
+        let (_, f) = fields(EventKind::Named { name: "block_dirty_buffer", info: "7,0 sector=1234 size=4096" });
+        assert_eq!(f, own(&[("dev", "7340032"), ("sector", "1234"), ("size", "4096")]));
     }
 }

@@ -6,10 +6,12 @@
 //! integers; the second builds batches with those fixed, typed schemas, so
 //! text captures load like trace.dat ones.
 
+mod block;
 pub mod fields;
 mod layout;
 pub mod line;
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -329,10 +331,10 @@ impl TextTrace {
             s.count += 1;
             for (k, v) in pairs {
                 match s.keys.iter().position(|x| x == k) {
-                    Some(j) => s.kinds[j].see(v),
+                    Some(j) => s.kinds[j].see(&v),
                     None => {
                         let mut votes = Votes::new();
-                        votes.see(v);
+                        votes.see(&v);
                         s.keys.push(k.to_string());
                         s.kinds.push(votes);
                     }
@@ -657,7 +659,7 @@ impl TextTable {
     }
 
     /// Append one event; returns how many of its values did not fit their column.
-    fn push(&mut self, id: u64, ts: i64, ev: &EventLine, pairs: &[(&str, &str)], info: &str) -> u64 {
+    fn push(&mut self, id: u64, ts: i64, ev: &EventLine, pairs: &[(&str, Cow<str>)], info: &str) -> u64 {
         let mut bad = 0u64;
         self.id.push(id);
         self.ts.push(ts as u64);
@@ -688,7 +690,7 @@ impl TextTable {
             }
         }
         for (key, col) in self.keys.iter().zip(self.cols.iter_mut()) {
-            let v = pairs.iter().find(|(k, _)| k == key).map(|(_, v)| *v);
+            let v = pairs.iter().find(|(k, _)| k == key).map(|(_, v)| v.as_ref());
             match (col, v) {
                 (TextCol::Int(c), Some(v)) => match parse_int(v) {
                     Some((x, _)) => c.push(x as u64),
