@@ -81,6 +81,8 @@ class Source:
         for i, group in enumerate(self.events):
             name = next((n for n in group if present.recorded(n)), None)
             if name is None:
+                if present.text_capture:  # a text has a line per event, none for an enabled event that never fired
+                    return None, f"no {' or '.join(group)} in the text (a text capture shows only the events that fired)"
                 return None, f"{' or '.join(group)} not recorded"
             need = self.fields[i] if i < len(self.fields) else ()
             if name in raw_syscalls.EVENTS:

@@ -2,11 +2,14 @@
 prints its `index` as "page_index=" and its `root_objectid` as "root=5(FS_TREE)", and
 btrfs_transaction_commit its `generation` as "gen=". The pages_written and commits views
 read them there and give the same rows as from the trace.dat. The block events print
-their fields by position, and are read into the trace.dat's fields and values."""
+their fields by position, and ext4, jbd2, xfs and writeback's inode events as `dev 7,0
+ino 12 ...`: both are read into the trace.dat's fields and values."""
 
 from __future__ import annotations
 
 import subprocess
+
+import pytest
 
 from advisor.store import ingest_trace, open_store
 from advisor.views import attach
@@ -85,3 +88,49 @@ def test_block_events_of_trace_cmd_report_text(tmp_path):
         rows[name] = _block(tmp_path / f"{name}.duckdb")
     assert rows["tracefs-ext4.report.txt"] == rows["tracefs-ext4.report-raw.txt"] == rows["tracefs-ext4.dat"]
     assert len(rows["tracefs-ext4.dat"][0]) > 0
+
+
+_DEV_FIRST_VIEWS = {
+    "inode_evictions": "SELECT ts, pid, ino, fs FROM inode_evictions",
+    "inodes_enqueued": "SELECT ts, pid, dev, ino FROM inodes_enqueued",
+    "inode_writeback": "SELECT ts, pid, dev, ino, kind FROM inode_writeback",
+    "sync_fs_calls": "SELECT * EXCLUDE (ts) FROM sync_fs_calls",
+    "commits": "SELECT start_ts, end_ts, fs, transaction FROM commits",
+}
+
+
+def _dev_first_rows(path, views_read):
+    with open_store(path) as con:
+        views = attach(con)
+        assert all(views.met(v) for v in views_read)
+        return {v: sorted(con.execute(_DEV_FIRST_VIEWS[v]).fetchall(), key=repr) for v in views_read}
+
+
+@pytest.mark.parametrize("dat, events, views_read", [
+    ("sync-dbench-ext4-run1-v7-zstd.dat",
+     ("ext4_evict_inode", "ext4_sync_fs", "writeback_dirty_inode_enqueue", "sb_mark_inode_writeback", "sb_clear_inode_writeback",
+      "writeback_single_inode"),
+     ("inode_evictions", "inodes_enqueued", "inode_writeback", "sync_fs_calls")),
+    ("all-events-ext4-v7-zstd.dat", ("jbd2_start_commit", "jbd2_end_commit"), ("commits",)),
+])
+def test_device_first_events_read_from_text_as_from_the_trace_dat(store_of, tmp_path, dat, events, views_read):
+    """`trace-cmd report` prints "ext4_evict_inode: dev 7,0 ino 281 nlink 0" and
+    "writeback_dirty_inode_enqueue: dev 7,0 ino 131074 dirtied 4305776512 state 0x10 mode
+    040700": the views built from them give the trace.dat's rows (times to the text's
+    microsecond, so those are compared rounded)."""
+    need_trace_cmd()
+    text = tmp_path / "dev-first.txt"
+    report = subprocess.Popen(["trace-cmd", "report", "-i", str(SAMPLES / dat)], stdout=subprocess.PIPE, text=True)
+    with text.open("w") as f:
+        f.writelines(line for line in report.stdout if line.startswith("cpus=") or any(f" {e}: " in line for e in events))
+    assert report.wait() == 0
+    ingest_trace(text, tmp_path / "dev-first.duckdb")
+    from_text = _dev_first_rows(tmp_path / "dev-first.duckdb", views_read)
+    from_dat = _dev_first_rows(store_of(dat), views_read)
+
+    def rounded(rows):  # nanoseconds to the microsecond the text prints
+        return sorted((tuple((v + 500) // 1000 if isinstance(v, int) and v > 10**12 else v for v in r) for r in rows), key=repr)
+
+    for view in views_read:
+        assert len(from_text[view]) == len(from_dat[view]) > 0, view
+        assert rounded(from_text[view]) == rounded(from_dat[view]), view

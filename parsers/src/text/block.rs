@@ -127,12 +127,9 @@ impl<'a> Cursor<'a> {
         Some(())
     }
 
-    /// `MAJ,MIN` as the dev_t the kernel stores (MINORBITS = 20).
     fn dev(&mut self, key: &'static str) -> Option<()> {
-        let (major, minor) = self.token()?.split_once(',')?;
-        let (major, minor): (u32, u32) = (major.parse().ok()?, minor.parse().ok()?);
-        (major < 1 << 12 && minor < 1 << 20).then_some(())?;
-        self.out.push((key, (major << 20 | minor).to_string().into()));
+        let dev = dev_t(self.token()?, ',')?;
+        self.out.push((key, dev.to_string().into()));
         Some(())
     }
 
@@ -170,6 +167,14 @@ impl<'a> Cursor<'a> {
         self.rest = "";
         Some(())
     }
+}
+
+/// `MAJ,MIN` (`MAJ:MIN` in xfs's events) as the dev_t the kernel stores: MAJ << 20 | MIN
+/// (MINORBITS = 20), the value a trace.dat holds.
+pub(super) fn dev_t(t: &str, sep: char) -> Option<u32> {
+    let (major, minor) = t.split_once(sep)?;
+    let (major, minor): (u32, u32) = (major.parse().ok()?, minor.parse().ok()?);
+    (major < 1 << 12 && minor < 1 << 20).then_some(major << 20 | minor)
 }
 
 /// A decimal integer, possibly negative (an errno).

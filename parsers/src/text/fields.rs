@@ -10,6 +10,7 @@
 use std::borrow::Cow;
 
 use super::block::block_fields;
+use super::dev_pairs::dev_pairs;
 use super::line::EventKind;
 
 /// Most `key=value` pairs of one line that become columns (real events
@@ -23,7 +24,12 @@ pub const MAX_PAIRS: usize = 256;
 /// stored (see [`block_fields`]).
 pub fn event_fields<'a>(kind: &EventKind<'a>) -> (String, Vec<(&'a str, Cow<'a, str>)>) {
     if let EventKind::Named { name, info } = kind {
-        if let Some(mut pairs) = block_fields(name, info) {
+        let positional = if *name == "writeback_pages_written" && parse_count(info) {
+            Some(vec![("pages", Cow::Borrowed(*info))]) // print fmt "%ld"
+        } else {
+            block_fields(name, info).or_else(|| dev_pairs(info))
+        };
+        if let Some(mut pairs) = positional {
             pairs.truncate(MAX_PAIRS);
             return (name.to_string(), pairs);
         }
@@ -80,6 +86,11 @@ fn bdi_field(event: &str) -> &'static str {
     } else {
         "name"
     }
+}
+
+fn parse_count(s: &str) -> bool {
+    let digits = s.strip_prefix('-').unwrap_or(s);
+    !digits.is_empty() && digits.bytes().all(|c| c.is_ascii_digit())
 }
 
 fn is_key(k: &str) -> bool {
@@ -194,5 +205,10 @@ mod tests {
         // A block event's positional fields, under the trace.dat's names.
         let (_, f) = fields(EventKind::Named { name: "block_dirty_buffer", info: "7,0 sector=1234 size=4096" });
         assert_eq!(f, own(&[("dev", "7340032"), ("sector", "1234"), ("size", "4096")]));
+        // The device-first formats, and writeback_pages_written's bare count.
+        let (_, f) = fields(EventKind::Named { name: "ext4_sync_fs", info: "dev 7,0 wait 1" });
+        assert_eq!(f, own(&[("dev", "7340032"), ("wait", "1")]));
+        let (_, f) = fields(EventKind::Named { name: "writeback_pages_written", info: "9" });
+        assert_eq!(f, own(&[("pages", "9")]));
     }
 }

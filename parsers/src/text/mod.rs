@@ -7,6 +7,7 @@
 //! text captures load like trace.dat ones.
 
 mod block;
+mod dev_pairs;
 pub mod fields;
 mod layout;
 pub mod line;
