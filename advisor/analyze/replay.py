@@ -201,7 +201,7 @@ def replay_store(con, label: str, problems: list[str] | None = None, policies: l
     selection = select(problems, policies)
     # What the capture measured, on the same devices and pages as the workload replayed.
     with replayed_views(con, views) as left_out:
-        workload = from_store(con, label, views=views, left_out=left_out)
+        workload = from_store(con, label, views=views, left_out=left_out, kernel=kernel)
         if not len(workload.dirty_ts):
             return None
         observed = measure(con, selection.problems, views)

@@ -302,22 +302,26 @@ def replayed_views(con, views: Views):
 
 
 def from_store(con, source: str, device_override: Device | None = None, views: Views | None = None,
-               left_out: LeftOut | None = None) -> Workload:
+               left_out: LeftOut | None = None, kernel: str | None = None) -> Workload:
     """The workload of a store, read through its domain views (advisor.views); `left_out`:
-    inside replayed_views already, what it left out."""
+    inside replayed_views already, what it left out. `kernel`: the release the user says
+    the capture was recorded on, used where the capture does not record its own (a text
+    capture has no uname)."""
     views = views or attach(con)
     if left_out is None:
         with replayed_views(con, views) as narrowed:
-            return from_store(con, source, device_override, views, narrowed)
-    w = _from_store(con, source, device_override, views)
+            return from_store(con, source, device_override, views, narrowed, kernel)
+    w = _from_store(con, source, device_override, views, kernel)
     w.assumptions.extend(left_out.notes)
     w.shared_device = left_out.shared_device
     return w
 
 
-def _from_store(con, source: str, device_override: Device | None, views: Views) -> Workload:
+def _from_store(con, source: str, device_override: Device | None, views: Views, kernel: str | None = None) -> Workload:
     info = dict(con.execute("SELECT key, value FROM trace_info").fetchall())
     assumptions: list[str] = []
+    if not info.get("kernel_release") and kernel:
+        assumptions.append(f"the capture does not record its kernel: taken as {kernel} (--kernel)")
     page_size = int(info.get("page_size") or 4096)
     if "page_size" not in info:
         assumptions.append("page size 4096 bytes (the capture does not record it)")
@@ -338,7 +342,7 @@ def _from_store(con, source: str, device_override: Device | None, views: Views) 
         dirty_idx=_i64(dirty["index"]),
         dirty_pid=_i64(dirty["pid"]),
         device=dev or devices.preset("ssd"),  # measured from inode writeback below when no block request fits it
-        kernel=info.get("kernel_release") or None,
+        kernel=info.get("kernel_release") or kernel or None,
         assumptions=assumptions,
     )
     at = len(w.assumptions)  # the device's line comes first, though measured after the inodes' writeback

@@ -6,10 +6,11 @@ usage is one line and exit 2."""
 from __future__ import annotations
 
 import json
+import subprocess
 
 import pytest
 
-from tests.conftest import SAMPLES
+from tests.conftest import SAMPLES, need_trace_cmd
 from tests.helpers import advisor as run_cli, one_line_error
 
 TOLERANCE = 0.25
@@ -214,6 +215,26 @@ def test_synthetic_workload_json_and_listing():
     listing = run_cli("replay", "--list-workloads", "--json")
     assert listing.code == 0
     assert {"fio-snapshot", "fsmark-sync", "dbench", "fsync-jobs", "untar"} <= set(json.loads(listing.out))
+
+
+def test_a_text_capture_takes_the_kernel_it_is_given(tmp_path):
+    """A text has no uname. What the replay infers from the kernel (from 3.9 a writer
+    waits on page writeback only for a device that needs stable pages) then follows
+    --kernel, as from the trace.dat's own release, and the replay says so."""
+    need_trace_cmd()
+    dat = "fio-rewrite-stable-ext4-run1-v7-zstd.dat"
+    text = tmp_path / "fio-rewrite.txt"
+    with text.open("w") as f:
+        assert subprocess.run(["trace-cmd", "report", "-i", str(SAMPLES / dat)], stdout=f, stderr=subprocess.DEVNULL).returncode == 0
+    r = run_cli("replay", str(text), "--problem", "stable-page-wait", "--kernel", "6.18.44", "--json")
+    assert r.code == 0, r.err
+    given, recorded = json.loads(r.out), replay(dat, "--problem", "stable-page-wait")
+    assert given["workload"]["stable_writes"] is recorded["workload"]["stable_writes"] is True
+    assert "the capture does not record its kernel: taken as 6.18.44 (--kernel)" in given["workload"]["assumptions"]
+    for doc in (given, recorded):
+        assert own(doc, "stable-page-wait")["write_stall_count"] == 820
+    unknown = run_cli("replay", str(text), "--problem", "stable-page-wait", "--json")
+    assert json.loads(unknown.out)["workload"]["stable_writes"] is None
 
 
 @pytest.mark.parametrize("text", ["tracefs-ext4.trace.txt", "tracefs-ext4.report.txt"])
