@@ -17,7 +17,8 @@ def replay(
     list_workloads: bool = typer.Option(False, "--list-workloads", help="The synthetic workloads and their parameters."),
     problem: Optional[List[str]] = typer.Option(None, "--problem", "-p", metavar="ID", help="Only this problem id (repeatable); default all five."),
     policy: Optional[List[str]] = typer.Option(None, "--policy", metavar="PROBLEM=POLICY[,POLICY]", help="PROBLEM=POLICY[,POLICY]: which policies to run for a problem."),
-    kernel: Optional[str] = typer.Option(None, "--kernel", "-k", metavar="RELEASE", help="Kernel release whose policies count as the capture's own (default: its uname); for a capture without a uname (text), also the kernel it was recorded on."),
+    kernel: Optional[str] = typer.Option(None, "--kernel", "-k", metavar="RELEASE", help=("Kernel release whose policies count as the capture's own (default: its uname); "
+                                                                                      "for a capture without a uname (text), also the kernel it was recorded on.")),
     json_out: JsonFlag = False,
 ) -> None:
     """Replay the capture's page dirtying under each problem's kernel policies, side by side
