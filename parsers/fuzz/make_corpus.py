@@ -259,6 +259,10 @@ def text_seeds() -> None:
     for f in sorted(SAMPLES.glob("tracefs-ext4.*.txt")):
         lines = f.read_bytes().splitlines(keepends=True)
         put("ftrace_text", b"".join(lines[:40]))
+        # Fields printed by position ("block_rq_issue: 7,0 RM 4096 () 33928 + 8 0x2,0,4 [dd]")
+        # and device first ("writeback_dirty_inode_enqueue: dev 7,0 ino 12 ... mode 0100644").
+        positional = [line for line in lines if b" block_" in line or b": dev " in line]
+        put("ftrace_text", b"".join(lines[:12] + positional[:40]))
 
 
 def main() -> None:
