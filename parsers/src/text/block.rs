@@ -3,7 +3,8 @@
 //! the values it stores: `7,0` is `dev` = 7 << 20 | 0 = 7340032 (the kernel's dev_t),
 //! and the priority `be,0,4` is `ioprio` = 2 << 13 | 0 << 3 | 4 = 16388.
 //!
-//! The shapes (include/trace/events/block.h; the priority since 6.10):
+//! The shapes (include/trace/events/block.h; the priority `be,0,4` since commit
+//! aa6ff4eb7c10 "block: Add ioprio to block_rq tracepoint"; before it, none):
 //!
 //! ```text
 //! block_rq_issue:     7,0 WS 8192 () 4753472 + 16 be,0,4 [fio]   insert, merge alike
@@ -248,7 +249,7 @@ mod tests {
                 ("error", "0")
             ])
         );
-        // Before 6.10: no priority; an error; a comm with a space; a passthrough command.
+        // Before the priority was added: an error; a comm with a space; a passthrough command.
         assert_eq!(
             fields("block_rq_insert", "8,16 R 36 (12 00 00 00 24 00 ) 0 + 0 [opt cgu.2]"),
             pairs(&[

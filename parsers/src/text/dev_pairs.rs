@@ -19,7 +19,7 @@
 use std::borrow::Cow;
 
 use super::block::dev_t;
-use super::fields::kv_pairs;
+use super::fields::{kv_pairs, MAX_PAIRS};
 
 /// The fields of a line that begins `dev MAJ,MIN` or `dev MAJ:MIN`, or None.
 pub fn dev_pairs(info: &str) -> Option<Vec<(&str, Cow<'_, str>)>> {
@@ -31,7 +31,7 @@ pub fn dev_pairs(info: &str) -> Option<Vec<(&str, Cow<'_, str>)>> {
     let dev = dev.strip_suffix(',').unwrap_or(dev);
     let dev = dev_t(dev, ',').or_else(|| dev_t(dev, ':'))?;
     let mut out: Vec<(&str, Cow<str>)> = vec![("dev", dev.to_string().into())];
-    while let (Some(key), Some(value)) = (tokens.next(), tokens.next()) {
+    while let (true, Some(key), Some(value)) = (out.len() < MAX_PAIRS, tokens.next(), tokens.next()) {
         let value = value.strip_suffix(',').unwrap_or(value);
         if !is_name(key) || value.is_empty() {
             break;
@@ -42,7 +42,8 @@ pub fn dev_pairs(info: &str) -> Option<Vec<(&str, Cow<'_, str>)>> {
         };
         out.push((key, value));
     }
-    for (k, v) in kv_pairs(info) {
+    // Bounded: a hostile line of thousands of pairs costs no quadratic search.
+    for (k, v) in kv_pairs(info).into_iter().take(MAX_PAIRS) {
         if !out.iter().any(|(have, _)| *have == k) {
             out.push((k, v.into()));
         }
@@ -107,5 +108,11 @@ mod tests {
         assert_eq!(pairs("dev eth0 addr 00:11"), None);
         assert_eq!(pairs("bdi 7:0: ino=12"), None);
         assert_eq!(pairs("dev 5000,0 ino 1"), None);
+    }
+
+    #[test]
+    fn a_long_line_keeps_a_bounded_number_of_pairs() {
+        let line = format!("dev 7,0 {}{}", "k 1 ".repeat(5000), "x=1 ".repeat(5000));
+        assert!(dev_pairs(&line).unwrap().len() <= 2 * MAX_PAIRS);
     }
 }

@@ -1,8 +1,11 @@
 //! The `key=value` fields of an event's printed text.
 //!
 //! Print formats are free text (`bdi 7:0: ino=12 index=0`), so only
-//! `key=value` tokens become fields; everything else stays in the printed
-//! text. When the text is made of pairs only (it starts with `key=`, as in
+//! `key=value` tokens become fields (and the fields of two kinds of formats
+//! whose shape is known: the block events' positional ones, in `block.rs`, and
+//! the `dev 7,0 ino 12 ...` pairs of ext4, jbd2, xfs and writeback's inode
+//! events, in `dev_pairs.rs`); everything else stays in the printed text.
+//! When the text is made of pairs only (it starts with `key=`, as in
 //! `trace-cmd report -R`), a value runs on over following tokens that have
 //! no `=` (`comm=opt cgu.2`), and `ARRAY[..]` values are kept whole.
 //! Syscall entries print `name: value` pairs (`fd: 1, buf: 0x55..`).
@@ -20,8 +23,9 @@ use super::line::EventKind;
 pub const MAX_PAIRS: usize = 256;
 
 /// Event name and (key, value) pairs of one line (at most [`MAX_PAIRS`]). A value is
-/// the printed text, or for the block events' positional fields the value the kernel
-/// stored (see [`block_fields`]).
+/// the printed text, or where the print format transformed it the value the kernel
+/// stored: a device `7,0` as its dev_t, a priority `be,0,4` as its number, an octal
+/// mode as its value (see [`block_fields`], [`dev_pairs`]).
 pub fn event_fields<'a>(kind: &EventKind<'a>) -> (String, Vec<(&'a str, Cow<'a, str>)>) {
     if let EventKind::Named { name, info } = kind {
         let positional = if *name == "writeback_pages_written" && parse_count(info) {
