@@ -418,6 +418,7 @@ impl TextTrace {
         let mut pending_bytes = 0usize;
         let mut damage = Vec::new();
         let (mut first_ts, mut last_ts) = (None, None);
+        let mut ties = Ties::new(self.ts_digits);
         let mut lines_seen = 0u64;
         for (no, start, raw) in lines(&self.map) {
             lines_seen += 1;
@@ -456,13 +457,14 @@ impl TextTrace {
                 }
                 continue;
             }
-            let Some((ts, _)) = parse_ts(ev.ts) else {
+            let Some((printed, _)) = parse_ts(ev.ts) else {
                 bad_ts += 1;
                 if damage.len() < 20 {
                     damage.push(format!("line {no}: bad timestamp {:?}", ev.ts));
                 }
                 continue;
             };
+            let ts = ties.ts(printed);
             for _ in 0..pending_lost {
                 let i = lost.len() - pending_lost;
                 lost[i].2 = Some(id);
@@ -604,6 +606,44 @@ impl TextTrace {
             stats.push(Stat::new("overwritten_entries", None, Severity::DataLoss, written.saturating_sub(inbuf), "events written to the ring buffer but overwritten before it was read (tracefs header entries-written minus entries-in-buffer)"));
         }
         RunReport { damaged: malformed + bad_ts + too_long + bad_values > 0, stats, events: id, first_ts, last_ts, damage, ..RunReport::default() }
+    }
+}
+
+/// A printer rounds each time to its last digit (trace-cmd report: the microsecond), and
+/// events of the same microsecond keep their order only in the file, which is the order
+/// the kernel recorded them in (per-CPU buffers merged by time). A writeback episode of
+/// ext4's journal commit is three events in two microseconds:
+///
+/// ```text
+/// jbd2/loop0-8-28025 [000] 43525.819733: writeback_dirty_folio: bdi 7:0: ino=131305 index=15
+/// jbd2/loop0-8-28025 [000] 43525.819734: sb_mark_inode_writeback: dev 7,0 ino 131305 ...
+/// jbd2/loop0-8-28025 [000] 43525.819734: sb_clear_inode_writeback: dev 7,0 ino 131305 ...
+/// ```
+///
+/// Sorted by a time that ties, the clear may come before its mark. So the k-th line of a
+/// run printed at the same time is stored k ns later (at most one unit less than the
+/// printed unit): 43525.819734000 and 43525.819734001. A time stays within its printed
+/// unit, and a sort by time keeps the file's order. Times printed in ns or in clock
+/// ticks are stored as printed.
+struct Ties {
+    unit: i64,
+    last: Option<i64>,
+    rank: i64,
+}
+
+impl Ties {
+    fn new(digits: usize) -> Ties {
+        let unit = if (1..9).contains(&digits) { 10i64.pow(9 - digits as u32) } else { 1 };
+        Ties { unit, last: None, rank: 0 }
+    }
+
+    fn ts(&mut self, printed: i64) -> i64 {
+        if self.unit == 1 {
+            return printed;
+        }
+        self.rank = if self.last == Some(printed) { self.rank + 1 } else { 0 };
+        self.last = Some(printed);
+        printed.saturating_add(self.rank.min(self.unit - 1))
     }
 }
 
@@ -751,7 +791,7 @@ impl TraceSource for TextTrace {
                 match self.ts_digits {
                     0 => "clock ticks (no decimal point)".to_string(),
                     9 => "ns".to_string(),
-                    6 => "us (rounded to the nearest microsecond by the printer)".to_string(),
+                    6 => "us (rounded to the nearest microsecond by the printer; the k-th line of one microsecond is stored k ns after it, to keep the file's order)".to_string(),
                     d => format!("{d} decimal digits"),
                 },
             ),
@@ -780,5 +820,21 @@ impl TraceSource for TextTrace {
 
     fn run(self: Box<Self>, limits: Limits, progress: &AtomicU64, out: &mut dyn FnMut(&str, RecordBatch)) -> RunReport {
         self.decode(limits, progress, out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Ties;
+
+    #[test]
+    fn lines_of_one_microsecond_keep_their_order() {
+        let mut t = Ties::new(6);
+        let printed = [733_000, 734_000, 734_000, 734_000, 735_000, 734_000];
+        assert_eq!(printed.map(|p| t.ts(p)), [733_000, 734_000, 734_001, 734_002, 735_000, 734_000]);
+        let mut ns = Ties::new(9);
+        assert_eq!([5, 5].map(|p| ns.ts(p)), [5, 5]);
+        let mut ms = Ties::new(3);
+        assert_eq!([7_000_000; 3].map(|p| ms.ts(p)), [7_000_000, 7_000_001, 7_000_002]);
     }
 }
