@@ -119,7 +119,7 @@ class FlushRequests:
     step, or 1 s before (the window the btrfs-delalloc-overflush rule measures)."""
 
     ts: np.ndarray
-    state: list[str]
+    delalloc: np.ndarray  # bool: a FLUSH_DELALLOC* step (flush_space.delalloc)
     num_bytes: np.ndarray
     since: np.ndarray
 
@@ -814,9 +814,9 @@ def _pressure(con, views: Views, w: Workload) -> None:
         if row and row[0] is not None:
             w.dirty_limit_pages = int(row[0])
     if views.met("flush_space"):
-        r = con.execute("SELECT ts, state_name AS state, coalesce(TRY_CAST(num_bytes AS BIGINT), -1) AS num_bytes, "
+        r = con.execute("SELECT ts, delalloc, coalesce(TRY_CAST(num_bytes AS BIGINT), -1) AS num_bytes, "
                         "coalesce(prev_ts, ts - 1000000000) AS since FROM flush_space ORDER BY ts").fetchnumpy()
-        w.flush = FlushRequests(_i64(r["ts"]), [str(s) for s in r["state"]], _i64(r["num_bytes"]), _i64(r["since"]))
+        w.flush = FlushRequests(_i64(r["ts"]), np.asarray(r["delalloc"], dtype=bool), _i64(r["num_bytes"]), _i64(r["since"]))
     if views.met("reclaim"):
         w.reclaim_events = int(con.execute(
             "SELECT count(*) FROM reclaim WHERE kind IN ('direct', 'kswapd', 'memcg', 'memcg_softlimit', 'reclaim_write')").fetchone()[0])

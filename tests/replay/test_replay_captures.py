@@ -237,6 +237,25 @@ def test_a_text_capture_takes_the_kernel_it_is_given(tmp_path):
     assert json.loads(unknown.out)["workload"]["stable_writes"] is None
 
 
+def test_unnamed_flush_states_of_a_raw_text_are_still_delalloc_steps(tmp_path):
+    """`trace-cmd report -R` prints btrfs_flush_space's state as a number (state=5, not
+    FLUSH_DELALLOC): the replay takes the same 125 delalloc steps as from the trace.dat
+    and flushes as much under each policy."""
+    need_trace_cmd()
+    dat = "lab-btrfs-delalloc-overflush-revert-run1-v7-zstd.dat"
+    text = tmp_path / "delalloc-raw.txt"
+    with text.open("w") as f:
+        assert subprocess.run(["trace-cmd", "report", "-R", "-i", str(SAMPLES / dat)], stdout=f, stderr=subprocess.DEVNULL).returncode == 0
+    args = ("--problem", "btrfs-delalloc-overflush", "--kernel", "6.1.0")
+    raw, recorded = replay(str(text), *args), replay(dat, *args)
+    assert raw["workload"]["flush_requests"] == recorded["workload"]["flush_requests"]
+    rows = [{r["policy"]: r["metrics"] for r in doc["results"]} for doc in (raw, recorded)]
+    assert rows[0].keys() == rows[1].keys() == {"flush-inodes", "flush-pages"}
+    for policy, metrics in rows[1].items():
+        assert metrics["flush_space_count"] == rows[0][policy]["flush_space_count"] == 125
+        assert rows[0][policy]["delalloc_flushed_bytes"] == pytest.approx(metrics["delalloc_flushed_bytes"], rel=0.01)
+
+
 @pytest.mark.parametrize("text", ["tracefs-ext4.trace.txt", "tracefs-ext4.report.txt"])
 def test_a_text_capture_replays_as_its_trace_dat(text):
     # The block events print their request fields by position ("7,0 RM 4096 () 33928 + 8

@@ -105,7 +105,7 @@ def plain_waits(w: Workload, write_of: np.ndarray) -> np.ndarray:
     """The stable-pages FIFO as a plain event loop: every writer's events and own
     submissions in recorded order, merged with the flusher's submissions by moved time,
     scanning every pending page at each submission; a wait ends with its drawn resume."""
-    sub_ts, sub_ino, sub_pid, sub_deadline, sub_done, sub_first_done = stable_pages._submissions(w)
+    sub_ts, sub_ino, sub_pid, sub_deadline, sub_done, sub_first_done, _ = stable_pages._submissions(w)
     want = stable_pages._wanted_at(w, write_of)
     closed_loop = not stable_pages._writes_with_waits(w).any()
     resume = resume_draws(w, len(want))[0]

@@ -44,7 +44,7 @@ def _requests(w: Workload) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The FLUSH_DELALLOC* steps: end time, bytes asked, start time at the latest."""
     if w.flush is None:
         return np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0, np.int64)
-    keep = np.array([s.startswith("FLUSH_DELALLOC") for s in w.flush.state], dtype=bool)
+    keep = w.flush.delalloc
     return w.flush.ts[keep], w.flush.num_bytes[keep], w.flush.since[keep]
 
 

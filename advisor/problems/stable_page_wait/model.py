@@ -63,6 +63,7 @@ class Submissions(NamedTuple):
     deadline: np.ndarray  # when the IO is done at the latest (an fsync's return; -1: no bound)
     done: np.ndarray  # when the capture shows the batch's IO done (-1: not shown; see _recorded_done)
     first_done: np.ndarray  # when its pages began to leave writeback (see _pages_leave_from)
+    unrecorded: int  # how many are a writer's own, outside its recorded calls (see _other_starts)
 
 
 def _submissions(w: Workload) -> Submissions:
@@ -105,7 +106,8 @@ def _submissions(w: Workload) -> Submissions:
     done = _recorded_done(sub_ts, sub_ino, w.inode_completed_ts, w.inode_completed_ino)
     early = _done_before_traced(sub_ts, sub_ino, sub_since, w.inode_completed_ts, w.inode_completed_ino)
     done = np.where(early >= 0, early, done)
-    return Submissions(sub_ts, sub_ino, sub_pid, sub_deadline, done, _pages_leave_from(sub_ts, done, w.write_done_ts))
+    return Submissions(sub_ts, sub_ino, sub_pid, sub_deadline, done, _pages_leave_from(sub_ts, done, w.write_done_ts),
+                       int(other.sum()))
 
 
 def _other_starts(w: Workload) -> np.ndarray:
@@ -610,8 +612,7 @@ def _say_where_io_ends(w: Workload, subs: Submissions, closed_loop: bool) -> Non
     text = (f"stable pages: {shown:,} of {len(subs.ts):,} writeback batches end where the capture shows their inode leave "
             "writeback (sb_clear_inode_writeback; a batch whose inode was written again before that ends with the first "
             f"later batch whose end is shown, if sooner), the others after the device model's service time; {loop}")
-    other = int(_other_starts(w).sum())
-    if other:
+    if other := subs.unrecorded:
         text += (f"; {other:,} of the batches are a writer putting a file it dirtied under writeback outside its recorded calls "
                  "(sb_mark_inode_writeback in the writer's context: posix_fadvise, msync, a call not recorded), each taken as "
                  "all of the file's dirty pages")
