@@ -2,6 +2,7 @@
 
 page_bytes(): the capture's page size (trace.dat records it; 4096 otherwise).
 sym(event, field, value): the name an event's print format gives an enum value.
+wb_reason(event, value): sym() of a writeback `reason`, named by number where unnamed.
 flag_names(event, field, value): the text trace-cmd prints for a __print_flags or
   __print_symbolic field (I_DIRTY_PAGES|I_SYNC|0x20000), see advisor.kernel.print_fmt.
 num(value): the number of a field that text captures print with its name, 3(FLUSH_DELALLOC).
@@ -28,6 +29,10 @@ HELPERS = (
     ("sym(event, field, value)",
      "an enum value's name from the print format (`sym('btrfs_flush_space', 'state', 5)` = `FLUSH_DELALLOC`), "
      "the value itself when unnamed: for comparing names, which stay when kernels renumber"),
+    ("wb_reason(event, value)",
+     "the name of a writeback event's `reason` (enum wb_reason): sym(event, 'reason', value), and where the capture does not "
+     "name it (a text printed with `trace-cmd report -R`: `reason=2`) the first four by the numbers they have kept since "
+     "0e175a1835ff (3.2): 0 background, 1 vmscan, 2 sync, 3 periodic"),
     ("num(value)", "the number of a field a text capture prints with its name: `num('3(FLUSH_DELAYED_REFS_NR)')` = 3"),
     ("kstr(value)",
      "the text trace-cmd report prints for a pointer field its print format shows with %s: the kernel's constant "
@@ -99,6 +104,17 @@ def create(con) -> None:
         "(SELECT t.entries[list_position(list_transform(t.entries, lambda e: e.v), TRY_CAST(v::VARCHAR AS HUGEINT))].n "
         "FROM flag_tables t WHERE t.kind = 'symbolic' AND t.event = ev::VARCHAR AND t.field = fld::VARCHAR), "
         "nullif(regexp_extract(v::VARCHAR, '^-?[0-9]+\\((.*)\\)$', 1), ''), v::VARCHAR)"
+    )
+
+    # enum wb_reason came with 0e175a1835ff ("writeback: Add a 'reason' to
+    # wb_writeback_work", 3.2) as BACKGROUND, TRY_TO_FREE_PAGES (since renamed VMSCAN),
+    # SYNC, PERIODIC, LAPTOP_TIMER, FREE_MORE_MEM, ...; the first four kept their numbers,
+    # later ones moved when FREE_MORE_MEM went. A `trace-cmd report -R` text prints
+    # `writeback_start: bdi=252:1 ... sync_mode=0 ... reason=2` and has no format to name it.
+    con.execute(
+        "CREATE OR REPLACE TEMP MACRO wb_reason(ev, v) AS CASE "
+        "WHEN sym(ev, 'reason', v) = v::VARCHAR AND TRY_CAST(v::VARCHAR AS INTEGER) BETWEEN 0 AND 3 "
+        "THEN ['background', 'vmscan', 'sync', 'periodic'][TRY_CAST(v::VARCHAR AS INTEGER) + 1] ELSE sym(ev, 'reason', v) END"
     )
 
 

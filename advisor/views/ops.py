@@ -113,7 +113,7 @@ def _flusher_sync_work(tables: list[str], present: Present) -> str:
     return f"""
         SELECT st.pid, st.tgid, st.comm, 'sync' AS syscall, st.ts AS start_ts, dn.ts AS end_ts, dn.ts - st.ts AS dur_ns,
                dn.ts IS NOT NULL AS complete
-        FROM (SELECT * FROM {start} WHERE sync_mode = 1 AND sym('writeback_start', 'reason', reason) = 'sync') st
+        FROM (SELECT * FROM {start} WHERE sync_mode = 1 AND wb_reason('writeback_start', reason) = 'sync') st
         ASOF LEFT JOIN (SELECT ts, pid, sync_mode FROM {done}) dn ON dn.pid = st.pid AND dn.sync_mode = st.sync_mode AND dn.ts >= st.ts"""
 
 

@@ -133,7 +133,7 @@ def _works(tables, present: Present) -> str:
     return f"""
         SELECT st.pid, st.comm, st.bdi, st.sync_mode,
                CASE st.sync_mode WHEN 1 THEN 'WB_SYNC_ALL' WHEN 0 THEN 'WB_SYNC_NONE' END AS sync_mode_name,
-               TRY_CAST(st.reason AS INTEGER) AS reason, sym('writeback_start', 'reason', st.reason) AS reason_name,
+               TRY_CAST(st.reason AS INTEGER) AS reason, wb_reason('writeback_start', st.reason) AS reason_name,
                st.for_kupdate, st.for_background, st.range_cyclic, st.nr_pages,
                st.ts AS start_ts, dn.ts AS end_ts, dn.ts - st.ts AS dur_ns
         FROM (SELECT ts, pid, comm, {st.opt('name', 'bdi')}, sync_mode, reason,

@@ -237,23 +237,47 @@ def test_a_text_capture_takes_the_kernel_it_is_given(tmp_path):
     assert json.loads(unknown.out)["workload"]["stable_writes"] is None
 
 
+def _raw_text(dat: str, tmp_path) -> str:
+    """`trace-cmd report -R` of a sample: every field as a number, no print format."""
+    need_trace_cmd()
+    text = tmp_path / (dat + ".raw.txt")
+    with text.open("w") as f:
+        assert subprocess.run(["trace-cmd", "report", "-R", "-i", str(SAMPLES / dat)], stdout=f, stderr=subprocess.DEVNULL).returncode == 0
+    return str(text)
+
+
 def test_unnamed_flush_states_of_a_raw_text_are_still_delalloc_steps(tmp_path):
     """`trace-cmd report -R` prints btrfs_flush_space's state as a number (state=5, not
     FLUSH_DELALLOC): the replay takes the same 125 delalloc steps as from the trace.dat
     and flushes as much under each policy."""
-    need_trace_cmd()
     dat = "lab-btrfs-delalloc-overflush-revert-run1-v7-zstd.dat"
-    text = tmp_path / "delalloc-raw.txt"
-    with text.open("w") as f:
-        assert subprocess.run(["trace-cmd", "report", "-R", "-i", str(SAMPLES / dat)], stdout=f, stderr=subprocess.DEVNULL).returncode == 0
+    text = _raw_text(dat, tmp_path)
     args = ("--problem", "btrfs-delalloc-overflush", "--kernel", "6.1.0")
-    raw, recorded = replay(str(text), *args), replay(dat, *args)
+    raw, recorded = replay(text, *args), replay(dat, *args)
     assert raw["workload"]["flush_requests"] == recorded["workload"]["flush_requests"]
     rows = [{r["policy"]: r["metrics"] for r in doc["results"]} for doc in (raw, recorded)]
     assert rows[0].keys() == rows[1].keys() == {"flush-inodes", "flush-pages"}
     for policy, metrics in rows[1].items():
         assert metrics["flush_space_count"] == rows[0][policy]["flush_space_count"] == 125
         assert rows[0][policy]["delalloc_flushed_bytes"] == pytest.approx(metrics["delalloc_flushed_bytes"], rel=0.01)
+
+
+def test_unnamed_writeback_reasons_of_a_raw_text_still_show_the_sync(tmp_path):
+    """A raw text prints the flusher's work items as `writeback_start: ... sync_mode=0 ...
+    reason=2`, with no format naming 2 "sync": the sync's WB_SYNC_NONE pass (which the
+    sync waits for before its own) is still found, and the sync writes the same 7,438
+    inodes as replayed from the trace.dat."""
+    dat = "lab-sync-flusher-stall-stock-run1-v7-zstd.dat"
+    text = _raw_text(dat, tmp_path)
+    r = run_cli("sql", text, "SELECT DISTINCT reason, reason_name FROM writeback_works", "--format", "json")
+    assert r.code == 0, r.err
+    assert json.loads(r.out) == [{"reason": 2, "reason_name": "sync"}]
+    args = ("--problem", "sync-flusher-stall", "--kernel", "6.1.192-stock")
+    raw, recorded = replay(text, *args), replay(dat, *args)
+    rows = [{r["policy"]: r["metrics"] for r in doc["results"]} for doc in (raw, recorded)]
+    for policy, metrics in rows[1].items():
+        assert rows[0][policy]["inodes_written_during_sync"] == metrics["inodes_written_during_sync"] == 7438
+        assert rows[0][policy]["sync_seconds"] == pytest.approx(metrics["sync_seconds"], rel=0.01)
 
 
 @pytest.mark.parametrize("text", ["tracefs-ext4.trace.txt", "tracefs-ext4.report.txt"])
