@@ -62,7 +62,7 @@ def _panel(f: dict):
         return section(title, Group(*parts))
     if any(v is not None for v in f["metrics"].values()):
         parts.append(_metrics(f))
-    if f["unmeasured"]:
+    if f["unmeasured"] or f["partial"]:
         parts.append(_unmeasured(f))
     checks = _checks(f)
     if checks is not None:
@@ -95,11 +95,19 @@ def _metrics(f: dict) -> Table:
 
 
 def _unmeasured(f: dict) -> Text:
-    """What the capture lacks for each unmeasured metric, and the command that records it."""
-    text = Text("not measurable from this capture:\n", style="bold")
+    """What the capture lacks for each unmeasured metric, what a measured one was
+    measured without, and the command that records it."""
+    text = Text()
+    if f["unmeasured"]:
+        text.append("not measurable from this capture:\n", style="bold")
     for u in f["unmeasured"]:
         text.append(f"• {u['metric']}", style="bold")
         text.append(f" ({u['text']}): {u['why']}\n")
+    if f["partial"]:
+        text.append("measured without part of what they read:\n", style="bold")
+    for u in f["partial"]:
+        text.append(f"• {u['metric']}", style="bold")
+        text.append(f": without {u['without']}\n")
     if f["capture_command"]:
         text.append("record them with: ", style="bold")
         text.append(f["capture_command"])

@@ -137,8 +137,11 @@ def _finding(f: dict) -> str:
     if unmeasured:
         items = "".join(f"<li><b>{h(u['metric'])}</b> ({h(u['text'])}): {h(u['why'])}</li>" for u in unmeasured.values())
         out.append(f'<p class="unmeasured"><b>not measurable from this capture:</b></p><ul class="unmeasured">{items}</ul>')
-        if f["capture_command"]:
-            out.append(f'<p class="recommendation"><b>record them with:</b> <code>{h(f["capture_command"])}</code></p>')
+    if f["partial"]:
+        items = "".join(f"<li><b>{h(u['metric'])}</b>: without {h(u['without'])}</li>" for u in f["partial"])
+        out.append(f'<p class="unmeasured"><b>measured without part of what they read:</b></p><ul class="unmeasured">{items}</ul>')
+    if (unmeasured or f["partial"]) and f["capture_command"]:
+        out.append(f'<p class="recommendation"><b>record them with:</b> <code>{h(f["capture_command"])}</code></p>')
     checks = [("signature", c) for c in f["signature"]] + [("pattern", c) for c in f["pattern"]]
     if checks:
         out.append(table(("check", "condition", "value", "holds"),

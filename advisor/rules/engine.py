@@ -36,6 +36,8 @@ class Finding:
     message: str
     filesystems: str = ""  # what the capture shows (for not-applicable)
     measured_from: dict[str, list[str]] = field(default_factory=dict)  # metric → the views its query read
+    # Metrics measured without an optional view the capture cannot fill: {metric, text, without, record}
+    partial: list[dict] = field(default_factory=list)
     sources: list[dict] = field(default_factory=list)  # the views the rule read, and their sources
     code_path: list = field(default_factory=list)  # the checks that show the code before the fix, where the rule has them
     build_lacks_fix: bool = False  # its release has the fix, yet the capture shows the code before it
@@ -52,6 +54,7 @@ class Finding:
             "metric_units": {m.name: m.unit for m in r.metrics},
             "unmeasured": self.unmeasured,
             "measured_from": self.measured_from,
+            "partial": self.partial,
             "signature": [c.as_dict() for c in self.signature],
             "code_path": [c.as_dict() for c in self.code_path],
             "pattern": [c.as_dict() for c in self.pattern],
@@ -110,21 +113,30 @@ def run_rule(con, rule: Rule, release: KernelRelease | None, views: Views | None
     metrics: dict = {m.name: None for m in rule.metrics}
     unmeasured: dict[str, dict] = {}
     measured_from: dict[str, list[str]] = {}
+    partial: dict[str, dict] = {}
     if applicable:
         measured: set[str] = set()
         for q in rule.queries:
-            unmet = views.unmet(q.needs, q.clock)
+            # An optional view the capture has no source for is an empty view, which the
+            # query reads as no rows; one that has rows it cannot use (a column it does not
+            # show, a clock in ticks) would be read as if it could: that is unmet.
+            without = views.unmet(q.optional, q.clock)
+            unmet = views.unmet(q.needs, q.clock) + [u for u in without if views.built[u.need.partition(".")[0]].available]
             if unmet:
                 for name in _columns(con, rule, q.sql):
                     if name not in measured and name not in unmeasured:
                         unmeasured[name] = {"metric": name, "text": _text(rule, name), "why": "; ".join(u.why for u in unmet),
                                             "record": list(dict.fromkeys(e for u in unmet for e in u.record))}
                 continue
+            lacking = {u.need for u in without}
             for name, value in _one_row(con, rule, q.sql).items():
                 if name in measured:
                     continue  # an earlier (preferred) query measured it
                 metrics[name] = _clean(value)
-                measured_from[name] = list(q.needs)
+                measured_from[name] = [*q.needs, *(n for n in q.optional if n not in lacking)]
+                if without:
+                    partial[name] = {"metric": name, "text": _text(rule, name), "without": "; ".join(u.why for u in without),
+                                     "record": list(dict.fromkeys(e for u in without for e in u.record))}
                 measured.add(name)
                 unmeasured.pop(name, None)
         for name in measured:
@@ -144,7 +156,7 @@ def run_rule(con, rule: Rule, release: KernelRelease | None, views: Views | None
         if applicable and e.title not in shown and not views.unmet(e.needs):
             shown[e.title] = e
     evidence = [_evidence(con, rule, e) for e in shown.values()]
-    missing = list(dict.fromkeys(e for u in unmeasured.values() for e in u["record"]))
+    missing = list(dict.fromkeys(e for u in (*unmeasured.values(), *partial.values()) for e in u["record"]))
     # The command records a new capture: the events this rule already reads here, too.
     kept = [e for n in dict.fromkeys(need.partition(".")[0] for need in rule.needs) for e in views.built[n].events_used()]
     shown = views.filesystems.describe()
@@ -162,6 +174,7 @@ def run_rule(con, rule: Rule, release: KernelRelease | None, views: Views | None
         message="",
         filesystems=shown,
         measured_from=measured_from,
+        partial=list(partial.values()),
         sources=[{"view": n, "source": views.built[n].source, "lacks": views.built[n].lacks or None}
                  for n in dict.fromkeys(need.partition(".")[0] for need in rule.needs)],
         code_path=code_path,
@@ -274,9 +287,15 @@ def _message(rule: Rule, f: Finding, release) -> str:
     text = _body(rule, f, values)
     if f.unmeasured:
         names = ", ".join(u["metric"] for u in f.unmeasured)
-        how = (f"record {', '.join(f.missing_events)} to measure them" if f.missing_events
+        unmet = list(dict.fromkeys(e for u in f.unmeasured for e in u["record"]))
+        how = (f"record {', '.join(unmet)} to measure them" if unmet
                else "recording more events would not add them: each metric's reason says what would")
         text += f" Not measurable from this capture: {names} ({how})."
+    without: dict[str, list[str]] = {}
+    for u in f.partial:
+        without.setdefault(u["without"], []).append(u["metric"])
+    for why, names in without.items():
+        text += f" {', '.join(names)} {'are' if len(names) > 1 else 'is'} measured without {why}."
     return text
 
 

@@ -200,15 +200,16 @@ class _Reader:
         clock = self.get(q, "clock", str, "queries", default="ns")
         if clock not in QUERY_CLOCKS:
             self.fail("queries", f"clock {clock!r} must be one of {', '.join(QUERY_CLOCKS)}")
-        return Query(self.get(q, "sql", str, "queries"), self.needs(q, "queries"), clock)
+        optional = self.needs(q, "queries", "optional") if "optional" in q else ()
+        return Query(self.get(q, "sql", str, "queries"), self.needs(q, "queries"), clock, optional)
 
-    def needs(self, table: dict, where: str) -> tuple[str, ...]:
+    def needs(self, table: dict, where: str, key: str = "needs") -> tuple[str, ...]:
         """The views a query reads: "fsync_ops" or "fsync_ops.dur_ns" (advisor/views)."""
-        needs = tuple(self.get(table, "needs", list, where))
+        needs = tuple(self.get(table, key, list, where))
         for n in needs:
             why = check_need(n) if isinstance(n, str) else f"{n!r} is not a string"
             if why:
-                self.fail(where, f"needs: {why}")
+                self.fail(where, f"{key}: {why}")
         return needs
 
     def thresholds(self) -> dict[str, Threshold]:

@@ -37,11 +37,16 @@ class Query:
     "any": only the order of events (counts, bytes, events inside another's window),
     which a capture timed in clock ticks keeps. "steady": durations compared with each
     other too (the longest call, a ratio of two medians), which holds for a clock that
-    counts at a steady rate (x86-tsc cycles) but not for a bare counter."""
+    counts at a steady rate (x86-tsc cycles) but not for a bare counter.
+
+    `optional`: views that refine its metrics where the capture has them (the calls whose
+    writeback a share leaves out); where one cannot be filled, the query reads it empty
+    and each of its metrics says what it was measured without."""
 
     sql: str
     needs: tuple[str, ...]
     clock: str = "ns"
+    optional: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -139,7 +144,7 @@ class Rule:
     @property
     def needs(self) -> tuple[str, ...]:
         """Every view (or view.column) the rule reads."""
-        return tuple(dict.fromkeys(n for q in (*self.queries, *self.evidence) for n in q.needs))
+        return tuple(dict.fromkeys(n for q in (*self.queries, *self.evidence) for n in (*q.needs, *getattr(q, "optional", ()))))
 
     def metric(self, name: str) -> Metric | None:
         return next((m for m in self.metrics if m.name == name), None)

@@ -61,6 +61,11 @@ def _check_rule(full, cut, affected: set[str], hidden: frozenset[str], views: Vi
         assert cut.capture_command and all(e in cut.capture_command for e in u["record"])
     if lost:
         assert "Not measurable from this capture" in cut.message
+    # A metric measured without an optional view says so, with what would add it.
+    for u in cut.partial:
+        assert u["metric"] in cut.measured_from and u["without"] and u["record"], u
+        assert cut.capture_command and all(e in cut.capture_command for e in u["record"])
+        assert f"measured without {u['without']}" in cut.message
     # An unmeasured value reads "n/a" without the unit its measured value would have.
     assert not re.search(r"n/a(?: ms| s| bytes|x)\b", cut.message), cut.message
 
