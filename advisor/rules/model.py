@@ -144,7 +144,8 @@ class Rule:
     @property
     def needs(self) -> tuple[str, ...]:
         """Every view (or view.column) the rule reads."""
-        return tuple(dict.fromkeys(n for q in (*self.queries, *self.evidence) for n in (*q.needs, *getattr(q, "optional", ()))))
+        read = [n for q in self.queries for n in (*q.needs, *q.optional)] + [n for e in self.evidence for n in e.needs]
+        return tuple(dict.fromkeys(read))
 
     def metric(self, name: str) -> Metric | None:
         return next((m for m in self.metrics if m.name == name), None)
