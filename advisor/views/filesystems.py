@@ -20,11 +20,12 @@ from advisor.views.present import Present
 
 # Which steps flush delalloc, by the state's name in the capture's own print format
 # (FLUSH_DELALLOC is 5 in 5.10 and 6.18, but enum values move between kernels). A capture
-# without print formats (text printed with -R: `state=5`) keeps the number as its name,
-# and then the 5.10 numbering is taken: 5, 6 and 7 (FLUSH_DELALLOC_FULL, where a kernel
-# has that state; 03fe78cc2942 added it).
+# without print formats (text printed with -R: `state=5`) keeps the number as its name:
+# 5 (FLUSH_DELALLOC) and 6 (FLUSH_DELALLOC_WAIT) hold in both numberings, but 7 is
+# ALLOC_CHUNK in 5.10 and FLUSH_DELALLOC_FULL once 03fe78cc2942 added that state (6.18
+# then has ALLOC_CHUNK_FORCE at 9, not 8), so an unnamed 7 is not taken as delalloc.
 _FLUSH_SPACE = """
-SELECT *, state_name LIKE 'FLUSH_DELALLOC%' OR (state_name = CAST(state AS VARCHAR) AND state IN (5, 6, 7)) AS delalloc
+SELECT *, state_name LIKE 'FLUSH_DELALLOC%' OR (state_name = CAST(state AS VARCHAR) AND state IN (5, 6)) AS delalloc
 FROM (SELECT ts, pid, comm, CAST(num(flags) AS UBIGINT) AS flags, flag_names('btrfs_flush_space', 'flags', flags) AS flags_name,
              num_bytes, num(state) AS state, sym('btrfs_flush_space', 'state', state) AS state_name, ret,
              lag(ts) OVER (PARTITION BY pid ORDER BY ts) AS prev_ts
@@ -41,8 +42,8 @@ FLUSH_SPACE = View(
      Column("state_name", "VARCHAR", "its name (FLUSH_DELALLOC, ALLOC_CHUNK, ...), from the capture's own print format"),
      Column("ret", "INTEGER", "the step's result"),
      Column("prev_ts", "BIGINT", "the same task's previous step, ns: the latest this step can have begun"),
-     Column("delalloc", "BOOLEAN", "a step that flushes delalloc (FLUSH_DELALLOC, _WAIT, _FULL; by number, 5-7, where the capture "
-            "does not name the states)")),
+     Column("delalloc", "BOOLEAN", "a step that flushes delalloc (FLUSH_DELALLOC, _WAIT, _FULL; where the capture does not name "
+            "the states, 5 and 6, whose numbers all kernels share)")),
     (Source("btrfs_flush_space", (("btrfs:btrfs_flush_space",),), lambda t, p: _FLUSH_SPACE.format(t=t[0]),
             fields=(("flags", "num_bytes", "state", "ret"),)),),
 )

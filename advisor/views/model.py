@@ -93,7 +93,7 @@ class Source:
                     return None, why
             if need and not present.has_fields(name, need):
                 return None, (f"{name} is recorded without its fields {', '.join(need)} "
-                              "(a text capture keeps only the fields its lines print as key=value)")
+                              "(a text capture keeps only the fields its lines print as key=value, by position or as `dev 7,0 ino 12` pairs)")
             table = present.find(name)[0]
             tables.append(Table(table, frozenset(present.columns.get(table, ())), name))
         return tables, ""

@@ -89,7 +89,8 @@ class Present:
 
     def has_fields(self, name: str, fields: tuple[str, ...]) -> bool:
         """Does the event's table have these columns? A text capture keeps only fields
-        printed as key=value (or by position, for the block events): a tracepoint whose
+        printed as key=value, by position (the block events) or as pairs after the device
+        (`dev 7,0 ino 12`: ext4, jbd2, xfs, writeback's inode events): a tracepoint whose
         print format shows a field in free text (btrfs's extent_writepage prints
         `index` as "page_index=") has no column of the format's name."""
         found = self.find(name)

@@ -25,6 +25,8 @@
 
 use std::borrow::Cow;
 
+use super::fields::is_int;
+
 /// The fields of a block event's printed text, or None when the text is not the
 /// event's positional shape.
 pub fn block_fields<'a>(event: &str, info: &'a str) -> Option<Vec<(&'a str, Cow<'a, str>)>> {
@@ -180,8 +182,7 @@ pub(super) fn dev_t(t: &str, sep: char) -> Option<u32> {
 
 /// A decimal integer, possibly negative (an errno).
 fn int_token(t: &str) -> Option<&str> {
-    let digits = t.strip_prefix('-').unwrap_or(t);
-    (!digits.is_empty() && digits.bytes().all(|c| c.is_ascii_digit())).then_some(t)
+    is_int(t).then_some(t)
 }
 
 /// `[comm] rest`: the bracketed text (to the last `]`) and what follows it.

@@ -11,15 +11,15 @@
 //! `dev` comes out as the dev_t a trace.dat holds (7,0 is 7 << 20 = 7340032), a `mode`
 //! printed in octal (`0%o`: 0100644) as its value (33188), and every other value as
 //! printed, under the name it is printed with (jbd2 prints its `sync_commit` as `sync`,
-//! writeback its `dirtied_when` as `dirtied`). Reading stops at the first token that is
-//! not a name (`dev 7,0 ino 12 found 1 [0/1) 1234 W`: dev, ino and found); a comma after a
-//! value is punctuation (`dev 7,0, t_tid 5, ino 12`). `key=value` tokens after them are
+//! writeback its `dirtied_when` as `dirtied`). Reading stops at the first key (every other
+//! token) that is not a name (`dev 7,0 ino 12 found 1 [0/1) 1234 W`: dev, ino and found;
+//! a value is taken as printed); a comma after a value is punctuation (`dev 7,0, t_tid 5, ino 12`). `key=value` tokens after them are
 //! read as in any line (`dev 7:0 ino 83 pfn=0x1f ofs=0`).
 
 use std::borrow::Cow;
 
 use super::block::dev_t;
-use super::fields::{kv_pairs, MAX_PAIRS};
+use super::fields::{is_key, kv_pairs, MAX_PAIRS};
 
 /// The fields of a line that begins `dev MAJ,MIN` or `dev MAJ:MIN`, or None.
 pub fn dev_pairs(info: &str) -> Option<Vec<(&str, Cow<'_, str>)>> {
@@ -33,7 +33,7 @@ pub fn dev_pairs(info: &str) -> Option<Vec<(&str, Cow<'_, str>)>> {
     let mut out: Vec<(&str, Cow<str>)> = vec![("dev", dev.to_string().into())];
     while let (true, Some(key), Some(value)) = (out.len() < MAX_PAIRS, tokens.next(), tokens.next()) {
         let value = value.strip_suffix(',').unwrap_or(value);
-        if !is_name(key) || value.is_empty() {
+        if !is_key(key) || value.is_empty() {
             break;
         }
         let value = match octal_mode(key, value) {
@@ -49,11 +49,6 @@ pub fn dev_pairs(info: &str) -> Option<Vec<(&str, Cow<'_, str>)>> {
         }
     }
     Some(out)
-}
-
-fn is_name(k: &str) -> bool {
-    let b = k.as_bytes();
-    !b.is_empty() && (b[0].is_ascii_alphabetic() || b[0] == b'_') && b.iter().all(|c| c.is_ascii_alphanumeric() || *c == b'_')
 }
 
 /// A file mode as print formats give it (`mode 0%o`): `0100644` is 33188.

@@ -28,7 +28,7 @@ pub const MAX_PAIRS: usize = 256;
 /// mode as its value (see [`block_fields`], [`dev_pairs`]).
 pub fn event_fields<'a>(kind: &EventKind<'a>) -> (String, Vec<(&'a str, Cow<'a, str>)>) {
     if let EventKind::Named { name, info } = kind {
-        let positional = if *name == "writeback_pages_written" && parse_count(info) {
+        let positional = if *name == "writeback_pages_written" && is_int(info) {
             Some(vec![("pages", Cow::Borrowed(*info))]) // print fmt "%ld"
         } else {
             block_fields(name, info).or_else(|| dev_pairs(info))
@@ -92,12 +92,14 @@ fn bdi_field(event: &str) -> &'static str {
     }
 }
 
-fn parse_count(s: &str) -> bool {
+/// A decimal integer, maybe negative: `9`, `-5`.
+pub(super) fn is_int(s: &str) -> bool {
     let digits = s.strip_prefix('-').unwrap_or(s);
     !digits.is_empty() && digits.bytes().all(|c| c.is_ascii_digit())
 }
 
-fn is_key(k: &str) -> bool {
+/// A name as print formats use one: `ino`, `_flags`, `nr_to_write`.
+pub(super) fn is_key(k: &str) -> bool {
     let b = k.as_bytes();
     !b.is_empty() && (b[0].is_ascii_alphabetic() || b[0] == b'_') && b.iter().all(|c| c.is_ascii_alphanumeric() || *c == b'_')
 }

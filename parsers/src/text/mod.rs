@@ -792,6 +792,7 @@ impl TraceSource for TextTrace {
                     0 => "clock ticks (no decimal point)".to_string(),
                     9 => "ns".to_string(),
                     6 => "us (rounded to the nearest microsecond by the printer; the k-th line of one microsecond is stored k ns after it, to keep the file's order)".to_string(),
+                    d @ 1..=8 => format!("{d} decimal digits (the k-th line of one printed time is stored k ns after it, to keep the file's order)"),
                     d => format!("{d} decimal digits"),
                 },
             ),
