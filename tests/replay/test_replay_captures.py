@@ -217,33 +217,30 @@ def test_synthetic_workload_json_and_listing():
     assert {"fio-snapshot", "fsmark-sync", "dbench", "fsync-jobs", "untar"} <= set(json.loads(listing.out))
 
 
+def _report_text(dat: str, tmp_path, *flags: str) -> str:
+    """`trace-cmd report` of a sample (`-R`: every field as a number, no print format)."""
+    need_trace_cmd()
+    text = tmp_path / (dat + "".join(flags) + ".txt")
+    with text.open("w") as f:
+        assert subprocess.run(["trace-cmd", "report", *flags, "-i", str(SAMPLES / dat)], stdout=f, stderr=subprocess.DEVNULL).returncode == 0
+    return str(text)
+
+
 def test_a_text_capture_takes_the_kernel_it_is_given(tmp_path):
     """A text has no uname. What the replay infers from the kernel (from 3.9 a writer
     waits on page writeback only for a device that needs stable pages) then follows
     --kernel, as from the trace.dat's own release, and the replay says so."""
-    need_trace_cmd()
     dat = "fio-rewrite-stable-ext4-run1-v7-zstd.dat"
-    text = tmp_path / "fio-rewrite.txt"
-    with text.open("w") as f:
-        assert subprocess.run(["trace-cmd", "report", "-i", str(SAMPLES / dat)], stdout=f, stderr=subprocess.DEVNULL).returncode == 0
-    r = run_cli("replay", str(text), "--problem", "stable-page-wait", "--kernel", "6.18.44", "--json")
+    text = _report_text(dat, tmp_path)
+    r = run_cli("replay", text, "--problem", "stable-page-wait", "--kernel", "6.18.44", "--json")
     assert r.code == 0, r.err
     given, recorded = json.loads(r.out), replay(dat, "--problem", "stable-page-wait")
     assert given["workload"]["stable_writes"] is recorded["workload"]["stable_writes"] is True
     assert "the capture does not record its kernel: taken as 6.18.44 (--kernel)" in given["workload"]["assumptions"]
     for doc in (given, recorded):
         assert own(doc, "stable-page-wait")["write_stall_count"] == 820
-    unknown = run_cli("replay", str(text), "--problem", "stable-page-wait", "--json")
+    unknown = run_cli("replay", text, "--problem", "stable-page-wait", "--json")
     assert json.loads(unknown.out)["workload"]["stable_writes"] is None
-
-
-def _raw_text(dat: str, tmp_path) -> str:
-    """`trace-cmd report -R` of a sample: every field as a number, no print format."""
-    need_trace_cmd()
-    text = tmp_path / (dat + ".raw.txt")
-    with text.open("w") as f:
-        assert subprocess.run(["trace-cmd", "report", "-R", "-i", str(SAMPLES / dat)], stdout=f, stderr=subprocess.DEVNULL).returncode == 0
-    return str(text)
 
 
 def test_unnamed_flush_states_of_a_raw_text_are_still_delalloc_steps(tmp_path):
@@ -251,7 +248,7 @@ def test_unnamed_flush_states_of_a_raw_text_are_still_delalloc_steps(tmp_path):
     FLUSH_DELALLOC): the replay takes the same 125 delalloc steps as from the trace.dat
     and flushes as much under each policy."""
     dat = "lab-btrfs-delalloc-overflush-revert-run1-v7-zstd.dat"
-    text = _raw_text(dat, tmp_path)
+    text = _report_text(dat, tmp_path, "-R")
     args = ("--problem", "btrfs-delalloc-overflush", "--kernel", "6.1.0")
     raw, recorded = replay(text, *args), replay(dat, *args)
     assert raw["workload"]["flush_requests"] == recorded["workload"]["flush_requests"]
@@ -268,7 +265,7 @@ def test_unnamed_writeback_reasons_of_a_raw_text_still_show_the_sync(tmp_path):
     sync waits for before its own) is still found, and the sync writes the same 7,438
     inodes as replayed from the trace.dat."""
     dat = "lab-sync-flusher-stall-stock-run1-v7-zstd.dat"
-    text = _raw_text(dat, tmp_path)
+    text = _report_text(dat, tmp_path, "-R")
     r = run_cli("sql", text, "SELECT DISTINCT reason, reason_name FROM writeback_works", "--format", "json")
     assert r.code == 0, r.err
     assert json.loads(r.out) == [{"reason": 2, "reason_name": "sync"}]
