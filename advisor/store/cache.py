@@ -12,6 +12,7 @@ import duckdb
 
 from advisor.errors import TraceIOError, UsageError
 from advisor.store import blk_views, parts, readers
+from advisor.store.connect import connect
 from advisor.store.ingest import STORE_VERSION, IngestResult, Inputs, Progress, StoreWriteError, check_target, ingest, store_digest
 from advisor.store.replace import current_token
 from advisor.store_settings import cache_dir, cache_path
@@ -91,7 +92,7 @@ def load_result(traces: list[Path], store: Path, digest: str, verify: bool = Fal
     if verify:
         check_checksum(store)
     try:
-        with duckdb.connect(str(store), read_only=True) as con:
+        with connect(store, read_only=True) as con:
             check_whole(con, store)
             info = dict(con.execute("SELECT key, value FROM trace_info").fetchall())
             stats = [tuple(r) for r in con.execute("SELECT * FROM parse_stats").fetchall()]
@@ -138,7 +139,7 @@ def advisor_wrote(path: Path) -> bool:
     try:
         if not path.is_file() or not is_store(path):
             return False
-        with duckdb.connect(str(path), read_only=True) as con:
+        with connect(path, read_only=True) as con:
             keys = {k for (k,) in con.execute("SELECT key FROM trace_info").fetchall()}
     except (duckdb.Error, TraceIOError, OSError):
         return False
@@ -170,7 +171,7 @@ def given_store(store: Path) -> Path:
     parts directory, its views still name the directory's old path; they are
     pointed at the one beside it (the catalog is rewritten in place)."""
     try:
-        with duckdb.connect(str(store), read_only=True) as con:
+        with connect(store, read_only=True) as con:
             row = con.execute("SELECT value FROM trace_info WHERE key = 'parts_token'").fetchone()
             old = parts.read_by(con)
     except duckdb.Error:
@@ -185,7 +186,7 @@ def given_store(store: Path) -> Path:
             return store  # the catalog was copied alone; its tables are where it was written
         raise TraceIOError(f"{store}: its tables ({here.name}/) are not beside it; move that directory with the store, or ingest again")
     try:
-        with duckdb.connect(str(store)) as con:
+        with connect(store) as con:
             views = con.execute("SELECT sql FROM duckdb_views() WHERE sql LIKE '%read_parquet(%'").fetchall()
             old_lit, new_lit = str(old).replace("'", "''"), str(here).replace("'", "''")
             con.execute("\n".join(

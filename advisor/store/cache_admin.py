@@ -20,6 +20,7 @@ import duckdb
 from advisor.errors import UsageError
 from advisor.store import parts, readers, replace
 from advisor.store.cache import cache_dir
+from advisor.store.connect import connect
 
 STORE_NAME = re.compile(r"^[0-9a-f]{32}-p[0-9A-Za-z.+-]+-s\d+\.duckdb$")
 CAP_VARIABLE = "WRITEBACK_ADVISOR_CACHE_MAX"
@@ -133,7 +134,7 @@ def remove_orphans(directory: Path | None = None, older_than_s: float | None = N
 def _facts(path: Path) -> dict:
     """What capture a store holds, from its trace_info table."""
     try:
-        with duckdb.connect(str(path), read_only=True) as con:
+        with connect(path, read_only=True) as con:
             info = dict(con.execute("SELECT key, value FROM trace_info").fetchall())
             events = con.execute("SELECT coalesce(sum(events), 0) FROM event_formats").fetchone()[0]
     except duckdb.Error:

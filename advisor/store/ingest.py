@@ -25,6 +25,7 @@ from advisor import parsers
 from advisor.errors import TraceFormatError, TraceIOError, UsageError
 from advisor.store import blk_views, clocks, macros, parts, sink, views
 from advisor.store.allocator import return_freed_memory, trim_freed_memory
+from advisor.store.connect import connect
 from advisor.store.ddl import ident
 from advisor.store.interrupts import interruptible
 from advisor.store.replace import StoreWriteError, check_target, current_token, publish, temporary, write_checksum, write_fault
@@ -212,7 +213,7 @@ def ingest(
         writer = None if single_file else parts.Writer(tmp.parts, reader_threads())
         try:
             # Inside the try: Ctrl-C can land just after the file is created.
-            con = duckdb.connect(str(tmp.catalog), config={"memory_limit": DUCKDB_MEMORY_LIMIT})
+            con = connect(tmp.catalog, config={"memory_limit": DUCKDB_MEMORY_LIMIT})
             if writer:
                 writer.open()
             with interruptible(con):

@@ -20,6 +20,7 @@ from pathlib import Path
 import duckdb
 
 from advisor.store import parts
+from advisor.store.connect import connect
 
 # A writer that removed the directory between the reader's connect and its lock: the
 # catalog now in place is the writer's own; connect again.
@@ -30,11 +31,11 @@ def connect_held(store: Path, **kwargs) -> duckdb.DuckDBPyConnection:
     """duckdb.connect(store, **kwargs), with a shared lock on the parts directory its
     views read, released when the connection is freed."""
     for _ in range(_ATTEMPTS - 1):
-        con = duckdb.connect(str(store), **kwargs)
+        con = connect(store, **kwargs)
         if _hold(con):
             return con
         con.close()
-    return duckdb.connect(str(store), **kwargs)  # the last try's errors come with the first query
+    return connect(store, **kwargs)  # the last try's errors come with the first query
 
 
 def _hold(con) -> bool:

@@ -17,6 +17,7 @@ import duckdb
 
 from advisor.errors import TraceIOError
 from advisor.store import parts, readers
+from advisor.store.connect import connect
 
 
 class StoreWriteError(TraceIOError):
@@ -261,7 +262,7 @@ def current_token(store: Path) -> str | None:
     if not store.is_file():
         return None
     try:
-        with duckdb.connect(str(store), read_only=True) as con:
+        with connect(store, read_only=True) as con:
             row = con.execute("SELECT value FROM trace_info WHERE key = 'parts_token'").fetchone()
     except duckdb.Error:
         return ""  # unreadable: keep every directory rather than guess

@@ -65,3 +65,24 @@ def test_force_replaces_the_tables_too(tmp_path):
     (second,) = tmp_path.glob("a.duckdb.*.parts")
     assert first != second
     assert sql(tmp_path / "a.duckdb").stdout.splitlines() == ["n", "34914"]
+
+
+def test_a_store_named_like_its_raw_schema(tmp_path):
+    # DuckDB names the catalog after the file up to its first dot: raw.duckdb is the
+    # catalog "raw", the store's own schema of parsed tables.
+    for name, extra in (("raw.duckdb", ()), ("RAW.db", ()), ("raw.one.duckdb", ("--single-file",))):
+        ingest(tmp_path / name, *extra)
+        r = sql(tmp_path / name)
+        assert r.returncode == 0, r.stderr
+        assert r.stdout.splitlines() == ["n", "34914"], name
+    r = subprocess.run([*command(), "analyze", str(tmp_path / "raw.duckdb"), "--json"], capture_output=True, text=True, timeout=300)
+    assert r.returncode in (0, 1) and "Traceback" not in r.stderr, r.stderr
+    moved = tmp_path / "elsewhere"
+    moved.mkdir()
+    ingest(tmp_path / "a.duckdb")
+    (parts,) = tmp_path.glob("a.duckdb.*.parts")
+    shutil.move(tmp_path / "a.duckdb", moved / "raw.duckdb")
+    shutil.move(parts, moved / parts.name.replace("a.duckdb", "raw.duckdb"))
+    r = sql(moved / "raw.duckdb")  # the catalog's views are repointed at the moved directory
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.splitlines() == ["n", "34914"]
