@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Manifest entries of the real-scale captures 18-24 and 37-42 (two runs of each scenario, three of dbench-stable1-ext4).
+"""Manifest entries of the real-scale captures 18-24 and 37-44 (two runs of each scenario, three of dbench-stable1-ext4).
 
     capture/realscale_manifest.py       # adds/replaces these entries in ../manifest.json
 
@@ -319,6 +319,14 @@ W_SYNC_BTRFS = ("btrfs on an 8 GiB loop, writes capped at 4 MiB/s; fs_mark -t 2 
 for run in (1, 2):
     CAPTURES.append((f"sync-fsmark-btrfs-run{run}-v7-zstd", "sync-fsmark-btrfs", run,
                      "capture/43-sync-fsmark-btrfs.sh", W_SYNC_BTRFS, m_sync))
+# Capture 44, recorded later: a sync writing inodes whose pages an earlier syncfs wrote and
+# which turned dirty again in their metadata only (chmod).
+W_SYNC_CHMOD = ("ext4 on a 2 GiB loop, writes capped at 16 MiB/s; 3,000 files of 8 KiB written in 30 directories, "
+                "sync -f (syncfs) of the filesystem, chmod 600 of every file, dd of 24 MB into a new file (buffered, bs 1M), "
+                "sync(1); writeback and block subsystems and the sync/syncfs/fsync/fdatasync calls, all unfiltered")
+for run in (1, 2):
+    CAPTURES.append((f"sync-chmod-ext4-run{run}-v7-zstd", "sync-chmod-ext4", run,
+                     "capture/44-sync-chmod-ext4.sh", W_SYNC_CHMOD, m_sync_state))
 HOLDOUT_RUN = {"dbench-stable1-ext4": 3, "sync-dbench-ext4": 3, "sync-fsmark-ext4-unfiltered": 3,
                "sync-fio-shared-disk-ext4": 3}  # else run 2
 TEXT_CAPTURE = ("fsync-memcg-btrfs-run3-tracefs", "fsync-memcg-btrfs", 3, "capture/24-fsync-memcg-btrfs-tracefs.sh",
