@@ -677,9 +677,9 @@ def _without_pages(w: Workload, ts: np.ndarray, ino: np.ndarray) -> np.ndarray:
     of the inode (writeback_single_inode, else the end of its writeback) or eviction to the
     next. A write(2) to a clean file shows the enqueue of its time update, then its pages
     (dbench on ext4: inode 131349 enqueued at 43525.926228, its first page dirtied 5 us
-    later); that spell is the pages'. A chmod, a rename or a
-    utimensat after the flusher wrote the file shows the enqueue alone, and a sync writes
-    the inode for its metadata. Without visits the spell is the whole capture."""
+    later); that spell is the pages'. A chmod, a rename or a utimensat after the flusher
+    wrote the file shows the enqueue alone, and a sync writes the inode for its metadata.
+    Without visits the spell is the whole capture."""
     if not len(ts):
         return np.zeros(0, dtype=bool)
     visit_ts, visit_ino = (w.inode_written_ts, w.inode_written_ino) if len(w.inode_written_ts) else (w.inode_wb_ts, w.inode_wb_ino)
