@@ -35,9 +35,7 @@ save_args "$NAME" "${ARGS[@]}"
 M=$OUTDIR/measurements/$NAME
 cat > "$WORK/workload.sh" <<WL
 #!/bin/bash
-state() {  # one line: label, Dirty/Writeback kB, loop stat
-  echo "\$1 \$(date +%s.%N) \$(grep -E '^(Dirty|Writeback):' /proc/meminfo | tr -s ' ' | tr '\n' ' ') loop_stat \$(cat /sys/block/${DEV#/dev/}/stat)"
-}
+$(loop_state_line "$DEV")
 state start > "$M.state.txt"
 cd "$MNT"
 dbench -D "$MNT" -t $SECS -c /usr/share/dbench/client.txt $CLIENTS > "$M.dbench.txt" 2>&1 &

@@ -33,6 +33,5 @@ BDI=$(loop_bdi "$DEV"); DEVT=$(loop_kdev "$DEV")
 log "device $DEV bdi $BDI devt $DEVT"
 sync
 
-ARGS=(-e writeback -e block)
-for c in sync syncfs fsync fdatasync; do ARGS+=(-e "syscalls:sys_enter_$c" -e "syscalls:sys_exit_$c"); done
+mapfile -t ARGS < <(ev_args writeback block; sys_event_args "" sync syncfs fsync fdatasync)
 fsmark_sync_record "$NAME" 8192 -- "${ARGS[@]}"

@@ -29,8 +29,7 @@ mount "$DEV" "$MNT"
 log "device $DEV bdi $(loop_bdi "$DEV")"
 sync
 
-ARGS=(-e writeback -e block)
-for c in sync syncfs fsync fdatasync; do ARGS+=(-e "syscalls:sys_enter_$c" -e "syscalls:sys_exit_$c"); done
+mapfile -t ARGS < <(ev_args writeback block; sys_event_args "" sync syncfs fsync fdatasync)
 save_args "$NAME" "${ARGS[@]}"
 M=$OUTDIR/measurements/$NAME
 cat > "$WORK/job.fio" <<JOB
@@ -51,7 +50,7 @@ fdatasync=64
 JOB
 cat > "$WORK/workload.sh" <<WL
 #!/bin/bash
-state() { echo "\$1 \$(date +%s.%N) \$(grep -E '^(Dirty|Writeback):' /proc/meminfo | tr -s ' ' | tr '\n' ' ') loop_stat \$(cat /sys/block/${DEV#/dev/}/stat)"; }
+$(loop_state_line "$DEV")
 state start > "$M.state.txt"
 fio --output-format=json --output="$M.fio.json" "$WORK/job.fio" &
 FIO=\$!

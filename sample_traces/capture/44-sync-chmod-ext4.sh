@@ -30,14 +30,13 @@ mount "$DEV" "$MNT"
 log "device $DEV bdi $(loop_bdi "$DEV")"
 sync
 
-ARGS=(-e writeback -e block)
-for c in sync syncfs fsync fdatasync; do ARGS+=(-e "syscalls:sys_enter_$c" -e "syscalls:sys_exit_$c"); done
+mapfile -t ARGS < <(ev_args writeback block; sys_event_args "" sync syncfs fsync fdatasync)
 save_args "$NAME" "${ARGS[@]}"
 M=$OUTDIR/measurements/$NAME
 cat > "$WORK/workload.sh" <<WL
 #!/bin/bash
 set -e
-state() { echo "\$1 \$(date +%s.%N) \$(grep -E '^(Dirty|Writeback):' /proc/meminfo | tr -s ' ' | tr '\n' ' ') loop_stat \$(cat /sys/block/${DEV#/dev/}/stat)"; }
+$(loop_state_line "$DEV")
 state start > "$M.state.txt"
 python3 - <<'PY'
 import os

@@ -162,6 +162,12 @@ state after_sync >> "$m.state.txt"
 LINES
 }
 
+# loop_state_line DEV: the line of a workload script that defines state LABEL, which
+# prints LABEL, the time, the host's Dirty/Writeback and DEV's stat (captures 40, 42, 44).
+loop_state_line() {
+  printf '%s\n' "state() { echo \"\$1 \$(date +%s.%N) \$(grep -E '^(Dirty|Writeback):' /proc/meminfo | tr -s ' ' | tr '\\n' ' ') loop_stat \$(cat /sys/block/${1#/dev/}/stat)\"; }"
+}
+
 # record_sync_workload NAME ARG...: record $WORK/workload.sh with trace-cmd arguments
 # ARG... ($BUF KiB per CPU, v7, zstd, clock mono, kallsyms hidden), the machine's facts
 # before ($DEV's among them) and trace-cmd's statistics after; then the sync's times and

@@ -72,11 +72,16 @@ blk_event_args() {
 }
 
 # sys_event_args COMM_FILTER NAME... -> sys_enter_NAME and sys_exit_NAME, filtered
+# (an empty COMM_FILTER: every task's calls, unfiltered)
 sys_event_args() {
   local filt=$1; shift
   local n
   for n in "$@"; do
-    printf '%s\n' -e "syscalls:sys_enter_$n" -f "$filt" -e "syscalls:sys_exit_$n" -f "$filt"
+    if [ -n "$filt" ]; then
+      printf '%s\n' -e "syscalls:sys_enter_$n" -f "$filt" -e "syscalls:sys_exit_$n" -f "$filt"
+    else
+      printf '%s\n' -e "syscalls:sys_enter_$n" -e "syscalls:sys_exit_$n"
+    fi
   done
 }
 
