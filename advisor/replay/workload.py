@@ -684,9 +684,8 @@ def _without_pages(w: Workload, ts: np.ndarray, ino: np.ndarray) -> np.ndarray:
         return np.zeros(0, dtype=bool)
     visit_ts, visit_ino = (w.inode_written_ts, w.inode_written_ino) if len(w.inode_written_ts) else (w.inode_wb_ts, w.inode_wb_ino)
     inodes = np.unique(ino)
-    bound = np.isin(visit_ino, inodes), np.isin(w.inode_evicted_ino, inodes)
-    dirty = np.isin(w.dirty_ino, inodes)
-    parts = ((visit_ts[bound[0]], visit_ino[bound[0]], 0), (w.inode_evicted_ts[bound[1]], w.inode_evicted_ino[bound[1]], 0),
+    visited, evicted, dirty = (np.isin(a, inodes) for a in (visit_ino, w.inode_evicted_ino, w.dirty_ino))
+    parts = ((visit_ts[visited], visit_ino[visited], 0), (w.inode_evicted_ts[evicted], w.inode_evicted_ino[evicted], 0),
              (w.dirty_ts[dirty], w.dirty_ino[dirty], 1), (ts, ino, 2))
     all_ts = np.concatenate([p[0] for p in parts])
     all_ino = np.concatenate([p[1] for p in parts])
