@@ -102,3 +102,21 @@ def test_a_capture_without_block_events_replays_its_stalls(store_of):
     [own] = [r for r in doc["results"] if r["own_kernel"]]
     for metric in ("write_stall_count", "write_stall_p50_ms", "write_stall_p99_ms", "write_stall_max_ms"):
         assert abs(own["own_kernel_error"][metric]["error"]) <= 0.25, (metric, own["own_kernel_error"][metric])
+
+
+def test_without_a_measured_delay_the_assumption_names_what_the_capture_lacks():
+    from advisor.problems.stable_page_wait.resume import say_resume
+
+    def said(w: Workload) -> str:
+        say_resume(w, resume_samples(w))
+        return w.assumptions[-1]
+
+    assert "neither block requests nor sb_clear_inode_writeback" in said(writer(writes=[(0, 10)], waits=[1], dirtied=[5]))
+    no_writes = writer(writes=[(0, 10)], waits=[1], dirtied=[5], completions=[2])
+    no_writes.ops = {}
+    assert "no write calls" in said(no_writes)
+    no_waits = writer(writes=[(0, 10)], waits=[], dirtied=[5], completions=[2])
+    no_waits.page_waits = None
+    assert "folio_wait_writeback not recorded" in said(no_waits)
+    # Everything recorded, and the one wait's write never dirtied its page again.
+    assert "shows no write dirtying its page" in said(writer(writes=[(0, 10)], waits=[1], dirtied=[20], completions=[2]))

@@ -73,6 +73,18 @@ def resume_draws(w: Workload, n: int) -> tuple[np.ndarray, np.ndarray]:
     return permuted_quantiles(samples, n, 6).astype(np.float64), samples
 
 
+def _why_no_delay(w: Workload) -> str:
+    """Which of resume_samples' inputs the capture lacks, or that it had them all and
+    still showed no write dirtying its page after a wait."""
+    if not len(_releases(w)[0]):
+        return "the capture shows nothing of when pages left writeback: neither block requests nor sb_clear_inode_writeback"
+    if w.page_waits is None:
+        return "the capture has no waits on page writeback (writeback:folio_wait_writeback not recorded)"
+    if not len(w.op("write")):
+        return "the capture has no write calls to find such waits in"
+    return "the capture shows no write dirtying its page after a wait on page writeback"
+
+
 def say_resume(w: Workload, samples: np.ndarray) -> None:
     """The replay's assumption about the delay."""
     if len(samples):
@@ -81,8 +93,6 @@ def say_resume(w: Workload, samples: np.ndarray) -> None:
                 f"p50 {np.median(samples) / 1e3:,.0f} us, p99 {np.percentile(samples, 99) / 1e6:,.2f} ms; the scheduler's wake-up "
                 "and anything else ->write_begin waited for)")
     else:
-        text = ("stable pages: a writer goes on as soon as its page leaves writeback (the capture shows no write dirtying its "
-                "page after a wait on page writeback, or nothing of when pages left writeback: neither block requests nor "
-                "sb_clear_inode_writeback, so the wake-up's delay is not measured)")
+        text = f"stable pages: a writer goes on as soon as its page leaves writeback ({_why_no_delay(w)}, so the wake-up's delay is not measured)"
     if text not in w.assumptions:
         w.assumptions.append(text)
