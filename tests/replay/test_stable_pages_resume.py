@@ -120,3 +120,14 @@ def test_without_a_measured_delay_the_assumption_names_what_the_capture_lacks():
     assert "folio_wait_writeback not recorded" in said(no_waits)
     # Everything recorded, and the one wait's write never dirtied its page again.
     assert "shows no write dirtying its page" in said(writer(writes=[(0, 10)], waits=[1], dirtied=[20], completions=[2]))
+
+
+def test_the_replay_counts_the_writes_the_observed_column_counts():
+    # A write still running when recording stopped (trace-cmd's own write of its
+    # buffers: sys_enter_write, no sys_exit_write) has no recorded duration, so the
+    # observed column leaves it out; the replay's write_count did not (901 against 902).
+    w = writer(writes=[(0, 10), (20, 30)], waits=[], dirtied=[5, 25], completions=[40])
+    w.ops["write"].end[1] = -1
+    assert model._observed(w)["write_count"] == 1
+    for policy in (model.ALWAYS_WAIT, model.WAIT_IF_REQUIRED):
+        assert model._simulate(w, policy)["write_count"] == 1

@@ -561,6 +561,12 @@ def _simulate(w: Workload, policy: Policy) -> dict:
         waits = _predicted_waits(w, write_of)
     per_write, base = _per_write(w, waits, write_of)
     every = per_write + _own_write_ns(w, base, len(per_write))
+    writes = w.op("write")
+    if len(writes) == len(per_write):
+        # Only the writes that returned in the capture, as _observed counts them: a
+        # write still running when recording stopped (trace-cmd's own write of its
+        # buffers, sys_enter_write with no sys_exit_write) has no recorded duration.
+        per_write, every = per_write[writes.complete], every[writes.complete]
     stalled = every[per_write > 0]
     return {
         "write_count": int(len(per_write)),
