@@ -12,7 +12,7 @@ from advisor import parsers
 from advisor.errors import UsageError
 
 #: Bump when the layout of the store changes (invalidates cached stores).
-STORE_VERSION = 15
+STORE_VERSION = 16
 
 #: Rows per record batch, and the cap on decoded bytes the parser buffers
 #: across event types: what bounds ingest memory, whatever the trace size.

@@ -359,6 +359,7 @@ SCRIPTS = {
     "raw-syscalls-ext4-v7-zstd.dat": "capture/35-raw-syscalls-ext4.sh",
     "raw-and-named-syscalls-ext4-v7-zstd.dat": "BOTH=1 capture/35-raw-syscalls-ext4.sh",
     "fsync-fua-btrfs-v7-zstd.dat": "capture/36-fsync-fua-btrfs.sh (host) + capture/36-fsync-fua-btrfs.vm.sh (in the VM)",
+    "stacktrace-ext4-v7-zstd.dat": "capture/45-stacktrace-ext4.sh",
 }
 # captures made in shared/lab/vm-run's VM (Debian 6.1), or later on another host kernel:
 # their uname is their own
@@ -374,7 +375,8 @@ VM_UNAME = {"fsync-reclaim-btrfs-v7-zstd.dat": "fsync-reclaim-btrfs-v7-zstd.unam
             "md-raid1-ext4-v7-zstd.dat": "md-raid1-ext4-v7-zstd.uname.txt",
             "raw-syscalls-ext4-v7-zstd.dat": "raw-syscalls-ext4-v7-zstd.uname.txt",
             "raw-and-named-syscalls-ext4-v7-zstd.dat": "raw-and-named-syscalls-ext4-v7-zstd.uname.txt",
-            "fsync-fua-btrfs-v7-zstd.dat": "fsync-fua-btrfs-v7-zstd.uname.txt"}
+            "fsync-fua-btrfs-v7-zstd.dat": "fsync-fua-btrfs-v7-zstd.uname.txt",
+            "stacktrace-ext4-v7-zstd.dat": "stacktrace-ext4-v7-zstd.uname.txt"}
 
 W_FIO = "ext4 on 2 GiB loop (direct-io); fio psync 4k randwrite over a 256 MiB file, fsync every 32 writes, 8000 IOPS cap, 5 s"
 W_SNAP = ("btrfs on 4 GiB loop; fio seq buffered 4k writer (libaio qd32, 16 MB/s) in subvolume; after 2 s "
@@ -488,6 +490,10 @@ FILES = [
      W_RAW.format(more=" -e syscalls:sys_enter_X -e syscalls:sys_exit_X for X in sync, fsync, fdatasync, write, pwrite64, ioctl")
      + "; every one of those calls is in the file twice: by number and by name", None, "raw-and-named-syscalls-ext4-v7-zstd", m_raw),
     ("fsync-fua-btrfs-v7-zstd.dat", "trace.dat", W_FUA, None, "fsync-fua-btrfs-v7-zstd", m_fua),
+    ("stacktrace-ext4-v7-zstd.dat", "trace.dat",
+     "trace-cmd record -T (a kernel stack after every event) -e syscalls:sys_enter_fsync -e syscalls:sys_exit_fsync "
+     "-e writeback:writeback_dirty_folio -e writeback:writeback_single_inode -e block:block_rq_issue (the whole machine); "
+     "ext4 on 1 GiB loop; 40 x dd 64 KiB with fsync", None, "stacktrace-ext4-v7-zstd", None),
 ]
 
 

@@ -7,7 +7,7 @@ import duckdb
 import pytest
 
 from tests.conftest import SAMPLES, need_trace_cmd, samples
-from tests.parity.tracecmd_report import compare, compare_flags
+from tests.parity.tracecmd_report import compare, compare_flags, stack_lines
 
 # Debian's trace-cmd is built without zlib: it cannot read the zlib sample
 # (see test_zlib_equals_zstd for that one).
@@ -61,3 +61,19 @@ def test_a_whole_capture_reports_no_data_loss(name, store_of):
     with duckdb.connect(str(store_of(name)), read_only=True) as con:
         loss = con.execute("SELECT name, cpu, count FROM parse_stats WHERE severity = 'data_loss' AND count > 0").fetchall()
     assert loss == []
+
+
+def test_kernel_stacks_hold_every_caller_trace_cmd_prints(store_of):
+    """`trace-cmd record -T`: ftrace:kernel_stack declares `unsigned long caller[8]` but
+    holds `size` callers. Every stack is whole, as `trace-cmd report` prints it, those
+    shorter than 8 (size=4 here, once stored NULL and the capture flagged damaged) and
+    those longer (up to 28, once cut at 8)."""
+    need_trace_cmd()
+    name = "stacktrace-ext4-v7-zstd.dat"
+    with duckdb.connect(str(store_of(name)), read_only=True) as con:
+        rows = con.execute("SELECT size, caller FROM kernel_stack ORDER BY id").fetchall()
+        damage = con.execute("SELECT count(*) FROM parse_stats WHERE severity <> 'info' AND count > 0").fetchone()[0]
+    assert [c for _, c in rows] == stack_lines(SAMPLES / name)
+    assert all(len(c) == size for size, c in rows)
+    assert min(s for s, _ in rows) < 8 < max(s for s, _ in rows)
+    assert damage == 0

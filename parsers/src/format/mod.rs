@@ -149,7 +149,26 @@ pub fn parse_event_format(text: &str, system: &str, long_size: u8) -> Result<Eve
         return Err(format!("bad event name of {} bytes", name.len()));
     }
     let id = id.ok_or_else(|| format!("format of {name} has no ID: line"))?;
+    if system == "ftrace" && name == "kernel_stack" {
+        stack_runs_to_record_end(&mut fields);
+    }
     Ok(EventFormat { id, system: system.to_string(), name, fields, print_fmt })
+}
+
+/// `ftrace:kernel_stack` (`trace-cmd record -T`, the `stacktrace` option) declares
+/// `unsigned long caller[8]; offset:16; size:64;`, but the kernel writes `size`
+/// entries, however many the stack had: a record of `size=7` is 16 + 7 * 8 = 72 bytes
+/// long, one of `size=19` 168 (`__ftrace_trace_stack`, kernel/trace/trace.c). So
+/// `caller` runs from its offset to the record's end, as `trace-cmd report` prints it
+/// (`trace-cmd report -R` reads the declared 64 bytes: the next event's header for
+/// `size=7`, 8 of the 19 callers for `size=19`). An older kernel may end a stack with
+/// ULONG_MAX (0xffffffffffffffff), kept here as recorded.
+fn stack_runs_to_record_end(fields: &mut [FieldDef]) {
+    for f in fields.iter_mut().filter(|f| f.name == "caller") {
+        if let FieldKind::Array { elem, .. } = f.kind {
+            f.kind = FieldKind::TailArray { elem };
+        }
+    }
 }
 
 /// Parse `field:TYPE NAME;\toffset:N;\tsize:N;\tsigned:N;`.
@@ -370,6 +389,19 @@ print fmt: \"bdi %s: ino=%lu index=%lu\", REC->name, (unsigned long)REC->ino, RE
         assert_eq!(f.fields[5].kind, FieldKind::Int { size: 8, signed: false });
         assert!(f.fields[3].is_common());
         assert!(f.print_fmt.starts_with("\"bdi %s"));
+    }
+
+    #[test]
+    fn kernel_stack_callers_run_to_the_record_end() {
+        // The format of a 6.18 kernel, as `trace-cmd record -T` stores it.
+        let text = "name: kernel_stack\nID: 4\nformat:\n\tfield:unsigned short common_type;\toffset:0;\tsize:2;\tsigned:0;\n\
+                    \tfield:int size;\toffset:8;\tsize:4;\tsigned:1;\n\tfield:unsigned long caller[8];\toffset:16;\tsize:64;\tsigned:0;\n";
+        let f = parse_event_format(text, "ftrace", 8).unwrap();
+        assert_eq!(f.fields[2].kind, FieldKind::TailArray { elem: Elem { size: 8, signed: false } });
+        assert_eq!((f.fields[2].offset, f.fields[2].size), (16, 64)); // the declaration, as the file has it
+        // The same declaration in another event keeps its fixed length.
+        let other = parse_event_format(&text.replace("kernel_stack", "other_stack"), "ftrace", 8).unwrap();
+        assert_eq!(other.fields[2].kind, FieldKind::Array { elem: Elem { size: 8, signed: false }, count: 8 });
     }
 
     #[test]

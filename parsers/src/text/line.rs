@@ -133,7 +133,21 @@ pub fn parse_event(line: &str) -> Option<EventLine<'_>> {
     Some(EventLine { comm, pid, tgid, cpu, flags, ts, kind: classify(body)? })
 }
 
+/// The events `stacktrace` / `userstacktrace` add after each event, whose caller
+/// lines follow on lines of their own (see text::stack_callers).
+pub fn is_stack_event(name: &str) -> bool {
+    matches!(name, "kernel_stack" | "user_stack")
+}
+
 fn classify(body: &str) -> Option<EventKind<'_>> {
+    // The kernel's `trace` file prints a stack event without its name:
+    // "<idle>-0 [000] d.h.   230.859993: <stack trace>" (ftrace:kernel_stack), and
+    // "<user stack trace>" (ftrace:user_stack); trace-cmd names them.
+    for (marker, name) in [("<stack trace", "kernel_stack"), ("<user stack trace", "user_stack")] {
+        if body.starts_with(marker) {
+            return Some(EventKind::Named { name, info: body.trim_end() });
+        }
+    }
     let end = body.find(|c: char| !(c.is_ascii_alphanumeric() || c == '_')).unwrap_or(body.len());
     let name = &body[..end];
     if name.is_empty() {
@@ -203,6 +217,18 @@ mod tests {
         assert_eq!(l.kind, EventKind::Named { name: "block_rq_complete", info: "7,0 RM () 33928 + 8 0x2,0,4 [0]" });
         // Not a difference: left to the event name's check.
         assert!(parse_event("dd-1 [001] 1.000001: (+x) a: b").is_none());
+    }
+
+    #[test]
+    fn stack_events_with_and_without_their_name() {
+        let l = parse_event("          <idle>-0     [000] d.h.   230.859993: <stack trace>").unwrap();
+        assert_eq!(l.kind, EventKind::Named { name: "kernel_stack", info: "<stack trace>" });
+        let l = parse_event("              dd-7 [000] .....   230.859993: <user stack trace>").unwrap();
+        assert_eq!(l.kind, EventKind::Named { name: "user_stack", info: "<user stack trace>" });
+        let l = parse_event("             seq-18403 [001]  2282.926679: kernel_stack:         <stack trace >").unwrap();
+        assert_eq!(l.kind, EventKind::Named { name: "kernel_stack", info: "<stack trace >" });
+        // The caller lines are not events.
+        assert!(parse_event(" => tick_sched_timer").is_none());
     }
 
     #[test]

@@ -264,6 +264,26 @@ fn parse_header_line(l: &str, h: &mut Header) {
     }
 }
 
+/// The caller lines after a stack event, each as "\n=> caller": the kernel's `trace` file
+/// prints ` => ext4_writepages` under `<stack trace>`, `trace-cmd report`
+/// `=> ffffffff81b34462` (or `=> ext4_writepages (ffffffff81b34462)`) under
+/// `kernel_stack: <stack trace >`. At most MAX_LINE bytes are taken; caller lines
+/// past that are left to the main loop, which counts them as malformed.
+fn stack_callers<'a, I: Iterator<Item = (u64, usize, &'a [u8])>>(text_lines: &mut std::iter::Peekable<I>) -> String {
+    let mut out = String::new();
+    while let Some((_, _, next)) = text_lines.peek() {
+        let t = String::from_utf8_lossy(next);
+        let t = t.trim();
+        if !t.starts_with("=> ") || out.len() + t.len() >= MAX_LINE {
+            break;
+        }
+        out.push('\n');
+        out.push_str(t);
+        text_lines.next();
+    }
+    out
+}
+
 fn is_known_noise(l: &str) -> bool {
     let t = l.trim();
     t.is_empty() || t.starts_with('#') || t.starts_with("version =") || t.starts_with("cpus=")
@@ -420,7 +440,8 @@ impl TextTrace {
         let (mut first_ts, mut last_ts) = (None, None);
         let mut ties = Ties::new(self.ts_digits);
         let mut lines_seen = 0u64;
-        for (no, start, raw) in lines(&self.map) {
+        let mut text_lines = lines(&self.map).peekable();
+        while let Some((no, start, raw)) = text_lines.next() {
             lines_seen += 1;
             if no & 0xfff == 0 {
                 progress.store(start as u64, Ordering::Relaxed);
@@ -484,11 +505,18 @@ impl TextTrace {
                 first_beyond.get_or_insert((no, name));
                 continue;
             };
-            let info = match &ev.kind {
+            let mut info = Cow::Borrowed(match &ev.kind {
                 line::EventKind::Named { info, .. } => *info,
                 _ => l.split_once(": ").map_or("", |x| x.1),
-            };
-            let bad = tables[t].push(id, ts, &ev, &pairs, info);
+            });
+            if line::is_stack_event(&name) {
+                let callers = stack_callers(&mut text_lines);
+                if !callers.is_empty() {
+                    pending_bytes += callers.len();
+                    info = Cow::Owned(format!("{info}{callers}"));
+                }
+            }
+            let bad = tables[t].push(id, ts, &ev, &pairs, &info);
             if bad > 0 {
                 bad_values += bad;
                 if damage.len() < 20 {
