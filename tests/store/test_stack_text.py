@@ -19,7 +19,8 @@ def _stacks(store):
         infos = [r[0] for r in con.execute("SELECT info FROM kernel_stack ORDER BY id").fetchall()]
         damage = con.execute("SELECT name, count FROM parse_stats WHERE severity <> 'info' AND count > 0").fetchall()
         events = con.execute("SELECT count(*) FROM events").fetchone()[0]
-    return infos, damage, events
+        lines = con.execute("SELECT count FROM parse_stats WHERE name = 'lines'").fetchone()[0]
+    return infos, damage, events, lines
 
 
 def test_report_text_keeps_every_stack_with_its_event(tmp_path):
@@ -27,8 +28,9 @@ def test_report_text_keeps_every_stack_with_its_event(tmp_path):
     text = tmp_path / "stacktrace.report.txt"
     text.write_text(subprocess.run(["trace-cmd", "report", str(SAMPLE)], capture_output=True, text=True, check=True).stdout)
     ingest_trace(text, tmp_path / "s.duckdb")
-    infos, damage, events = _stacks(tmp_path / "s.duckdb")
+    infos, damage, events, lines = _stacks(tmp_path / "s.duckdb")
     assert damage == [] and events == 1514
+    assert lines == len(text.read_text().splitlines())  # the caller lines are read lines too
     printed = [[int(x.removeprefix("=> "), 16) for x in info.split("\n")[1:]] for info in infos]
     assert printed == stack_lines(SAMPLE)
     assert all(info.startswith("<stack trace >\n=> ") for info in infos)
@@ -47,6 +49,7 @@ def test_tracefs_text_names_the_stack_event(tmp_path):
         " => not a caller of a stack event\n"
     )
     ingest_trace(text, tmp_path / "s.duckdb")
-    infos, damage, events = _stacks(tmp_path / "s.duckdb")
+    infos, damage, events, lines = _stacks(tmp_path / "s.duckdb")
+    assert lines == 7
     assert infos == ["<stack trace>\n=> __folio_mark_dirty\n=> filemap_dirty_folio"]
     assert events == 3 and damage == [("malformed_lines", 1)]

@@ -268,9 +268,10 @@ fn parse_header_line(l: &str, h: &mut Header) {
 /// prints ` => ext4_writepages` under `<stack trace>`, `trace-cmd report`
 /// `=> ffffffff81b34462` (or `=> ext4_writepages (ffffffff81b34462)`) under
 /// `kernel_stack: <stack trace >`. At most MAX_LINE bytes are taken; caller lines
-/// past that are left to the main loop, which counts them as malformed.
-fn stack_callers<'a, I: Iterator<Item = (u64, usize, &'a [u8])>>(text_lines: &mut std::iter::Peekable<I>) -> String {
-    let mut out = String::new();
+/// past that are left to the main loop, which counts them as malformed. Also returns
+/// how many lines were taken.
+fn stack_callers<'a, I: Iterator<Item = (u64, usize, &'a [u8])>>(text_lines: &mut std::iter::Peekable<I>) -> (String, u64) {
+    let (mut out, mut taken) = (String::new(), 0);
     while let Some((_, _, next)) = text_lines.peek() {
         let t = String::from_utf8_lossy(next);
         let t = t.trim();
@@ -280,8 +281,9 @@ fn stack_callers<'a, I: Iterator<Item = (u64, usize, &'a [u8])>>(text_lines: &mu
         out.push('\n');
         out.push_str(t);
         text_lines.next();
+        taken += 1;
     }
-    out
+    (out, taken)
 }
 
 fn is_known_noise(l: &str) -> bool {
@@ -510,7 +512,8 @@ impl TextTrace {
                 _ => l.split_once(": ").map_or("", |x| x.1),
             });
             if line::is_stack_event(&name) {
-                let callers = stack_callers(&mut text_lines);
+                let (callers, taken) = stack_callers(&mut text_lines);
+                lines_seen += taken;
                 if !callers.is_empty() {
                     pending_bytes += callers.len();
                     info = Cow::Owned(format!("{info}{callers}"));
