@@ -123,3 +123,29 @@ rm_cgroup() {
   for i in $(seq 50); do rmdir "$1" 2>/dev/null && return 0; [ -d "$1" ] || return 0; sleep 0.2; done
   log "could not remove cgroup $1"
 }
+
+# dd_fsync_ext4_capture NAME ARG...: the small ext4 capture of 33 and 45, recorded with
+# `trace-cmd record ARG...` (capture/tc-record-small, kallsyms hidden) into
+# $OUTDIR/NAME.dat: 40 `dd` runs of 64 KiB with conv=fsync on a 1 GiB ext4 loop device.
+# Sets WORK, MNT, IMG and DEV, and the EXIT trap that unmounts and detaches them.
+dd_fsync_ext4_capture() {
+  local name=$1; shift
+  WORK=${WORK:-/tmp/wa-capture/$name}; MNT=$WORK/mnt; IMG=$WORK/disk.img
+  mkdir -p "$WORK" "$MNT"
+  tracing_busy && exit 1
+  DEV=$(setup_loop "$IMG" 1G)
+  trap 'cleanup_fs "$MNT" "$DEV" "$IMG"' EXIT
+  mkfs.ext4 -q -F "$DEV"; mount "$DEV" "$MNT"
+  log "device $DEV bdi $(loop_bdi "$DEV")"
+  sync
+
+  save_args "$name" "$@"
+  cat > "$WORK/workload.sh" <<WL
+#!/bin/bash
+for i in \$(seq 40); do dd if=/dev/zero of="$MNT/f\$i" bs=64k count=1 conv=fsync status=none; done
+WL
+  chmod +x "$WORK/workload.sh"
+  uname -a > "$OUTDIR/measurements/$name.uname.txt"
+  "$TC_RECORD_SMALL" -q -o "$OUTDIR/$name.dat" "$@" "$WORK/workload.sh"
+  trace_summary "$OUTDIR/$name.dat"
+}
