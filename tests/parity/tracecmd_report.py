@@ -38,9 +38,10 @@ def trace_cmd() -> str | None:
     return shutil.which("trace-cmd")
 
 
-def report_lines(path: Path):
+def report_lines(path: Path, raw: bool = True):
+    """`trace-cmd report -R -t` (raw fields, ns), or with raw=False the default report."""
     proc = subprocess.Popen(
-        [trace_cmd(), "report", "-R", "-t", str(path)],
+        [trace_cmd(), "report", *(["-R", "-t"] if raw else []), str(path)],
         stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL,
         text=True,
@@ -258,8 +259,7 @@ def stack_lines(trace: Path) -> list[list[int]]:
     """Each kernel_stack's callers as `trace-cmd report` prints them ("=> ffffffff81b34462",
     or "=> symbol (ffffffff81b34462)" when the file has kallsyms), in report order."""
     stacks: list[list[int]] = []
-    proc = subprocess.run([trace_cmd(), "report", str(trace)], capture_output=True, text=True, check=True)
-    for line in proc.stdout.splitlines():
+    for line in report_lines(trace, raw=False):
         if re.search(r"\bkernel_stack:\s+<stack trace\s*>", line):
             stacks.append([])
         elif line.startswith("=> ") and stacks:
