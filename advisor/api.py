@@ -83,7 +83,7 @@ class Capture:
         "PROBLEM=POLICY[,POLICY]"."""
         problems = [problem] if isinstance(problem, str) else problem
         policies = [policy] if isinstance(policy, str) else policy
-        from advisor.analyze import replay as engine  # numba (LLVM): loaded only when a replay runs
+        from advisor.analyze import replay as engine  # the models: loaded only when a replay runs
 
         doc = engine.replay_store(self.con, self.label, problems, policies, kernel)
         if doc is None:

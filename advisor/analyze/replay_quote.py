@@ -20,7 +20,7 @@ def quote_replays(con, label: str, doc: dict, rules: list[Rule], replayed: dict 
     wanted = [f for f in doc["findings"] if f["verdict"] in QUOTED and by_id[f["rule"]].replay is not None]
     if not wanted:
         return
-    # The engine pulls in numba (LLVM, ~60 MB): loaded only when a finding is quoted.
+    # The engine and its models: loaded only when a finding is quoted.
     from advisor.analyze import replay as engine
     from advisor.analyze.replay import MODELS
 

@@ -32,7 +32,7 @@ def replay(
     if list_workloads:
         _print_workloads(json_out)
         return
-    # The engine pulls in numba (LLVM, ~100 MB): only the commands that replay load it.
+    # The engine and its models: only the commands that replay load them.
     from advisor.analyze import replay as engine
     from advisor.cli.replay_view import render
 

@@ -45,7 +45,7 @@ def report(
     rules = load_rules(rules_dir)
     problems = list(problem) if problem else None
     if problems:
-        from advisor.analyze import replay as engine  # numba (LLVM): loaded only when a report is made
+        from advisor.analyze import replay as engine  # the models: loaded only when a report is made
 
         engine.select(problems, None)  # unknown ids are usage errors before any work
     if output.is_dir():

@@ -53,7 +53,7 @@ def on_signal(signum, frame) -> None:
     _record(signum)
     if _importing(frame):
         # A KeyboardInterrupt raised inside a module's import (the commands load
-        # DuckDB, pyarrow and numba when they need them) cuts it in half: DuckDB's
+        # DuckDB, pyarrow and matplotlib when they need them) cuts it in half: DuckDB's
         # C++ module set-up, calling back into enum.py, ended the process in
         # SIGABRT (exit -6), and other ingests interrupted 0.25-0.3 s after their
         # start (2 of 100) ran to their end and exited 0. Leave now, as during

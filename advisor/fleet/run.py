@@ -42,7 +42,7 @@ def analyze_fleet(captures: list[Path], out: Path, engine: str = "local", jobs: 
         return target
     rows = []
     workers = max(1, min(jobs or os.cpu_count() or 1, len(paths)))
-    # spawn, not fork: the parent may hold DuckDB and numba threads, which fork copies badly.
+    # spawn, not fork: the parent may hold DuckDB's threads, which fork copies badly.
     with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn")) as pool:
         # Read by absolute path, as Spark's executors do, so both engines' rows (error
         # messages included) are the same.

@@ -11,8 +11,8 @@ installed wheel finds them wherever it is installed. A directory of rule files o
 your own (`--rules-dir DIR`, or $WRITEBACK_ADVISOR_RULES) adds rules or replaces
 bundled ones by id.
 
-Models and synthetic workloads are imported only when a replay needs them: they
-pull in numba (LLVM), which costs every other command its start-up time.
+Models and synthetic workloads are imported only when a replay needs them, so
+that no other command pays for their imports at start-up.
 """
 
 from __future__ import annotations

@@ -1,13 +1,13 @@
 """Page-cache state reconstructed from the dirtying stream: which pages were dirty at a
-moment, and the writeback sweep over them (numba-compiled, tens of millions of events)."""
+moment, and the writeback sweep over them (in Rust: tens of millions of events)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-import numba
 import numpy as np
 
+from advisor.replay.loops import sweep_ranks
 from advisor.replay.workload import Workload
 
 
@@ -204,42 +204,6 @@ def sweep(pages, start_keys, ev_ts, ev_page, t0, page_ns, tagged):
     """
     start_rank = np.searchsorted(pages, start_keys)
     first = int(np.searchsorted(pages, -1, side="right"))  # the cursor starts at key -1: no negative key is written
-    return _sweep_ranks(len(pages), start_rank, ev_ts, ev_page, first, t0, page_ns, tagged)
-
-
-@numba.njit(cache=True)
-def _sweep_ranks(n_pages, start_rank, ev_ts, ev_rank, first, t0, page_ns, tagged):
-    """sweep() over page ranks. The cursor only moves forward and a page dirtied during
-    the pass joins the dirty set only ahead of the cursor, so the next page to write is
-    the next flagged rank after the cursor: a forward scan, linear in the pages overall
-    (the index tree's tagged lookups, without a heap). A page dirty at t0 and dirtied
-    again later counts as dirty at t0 (it is written once, not late)."""
-    dirty = np.zeros(n_pages, dtype=np.bool_)
-    at_start = np.zeros(n_pages, dtype=np.bool_)
-    for r in start_rank:
-        dirty[r] = True
-        at_start[r] = True
-    t = np.float64(t0)
-    written = 0
-    late = 0
-    i = 0
-    n = len(ev_ts)
-    while i < n and ev_ts[i] <= t0:
-        i += 1
-    pos = first  # the next rank the scan looks at: every rank before it is behind the cursor
-    while True:
-        while pos < n_pages and not dirty[pos]:
-            pos += 1
-        if pos >= n_pages:
-            break
-        cursor = pos
-        pos += 1
-        t += page_ns
-        written += 1
-        late += not at_start[cursor]
-        if not tagged:
-            while i < n and ev_ts[i] <= t:
-                if ev_rank[i] > cursor:
-                    dirty[ev_rank[i]] = True
-                i += 1
-    return t, written, late, i
+    # The pass over page ranks (parsers/src/replay/page_sweep.rs): the next page to write
+    # is the next flagged rank after the cursor, one forward scan.
+    return sweep_ranks(len(pages), start_rank, ev_ts, ev_page, first, t0, page_ns, tagged)

@@ -22,7 +22,7 @@ STEPS = ("replay", "analyze", "incident", "charts", "page")
 def replay_doc(con, label: str, problems: list[str] | None, kernel: str | None,
                views: Views | None = None) -> tuple[dict | None, str | None]:
     """The replay's document, or None and why it could not run."""
-    from advisor.analyze import replay as engine  # numba (LLVM): loaded only when a replay runs
+    from advisor.analyze import replay as engine  # the models: loaded only when a replay runs
 
     doc = engine.replay_store(con, label, problems, None, kernel, views)
     if doc is None:

@@ -410,6 +410,9 @@ fn _parsers(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(detect_format, m)?)?;
     m.add_function(wrap_pyfunction!(blktrace_io_summary, m)?)?;
     m.add_function(wrap_pyfunction!(duckdb_columns, m)?)?;
+    m.add_function(wrap_pyfunction!(crate::replay::python::py_sweep_ranks, m)?)?;
+    m.add_function(wrap_pyfunction!(crate::replay::python::py_page_waits, m)?)?;
+    m.add_function(wrap_pyfunction!(crate::replay::python::py_shared_log, m)?)?;
     m.add_class::<Trace>()?;
     m.add_class::<Batches>()?;
     m.add_class::<IoSummaryJob>()?;

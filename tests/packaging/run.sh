@@ -10,8 +10,9 @@ trap 'rm -rf "$work"' EXIT
 git clone -q "$repo" "$work/clone"
 python3 -m venv "$work/venv"
 echo "installing a fresh clone into $work/venv (pip install .)" >&2
-# The checkout's Rust build directory only saves compiling the dependencies again.
-CARGO_TARGET_DIR="$repo/parsers/target/installed" "$work/venv/bin/pip" install -q --progress-bar off "$work/clone"
+# The checkout's Rust build directory: the dependencies `make install` compiled (same
+# profile and features) are reused, only the clone's crate is compiled again.
+CARGO_TARGET_DIR="$repo/parsers/target" "$work/venv/bin/pip" install -q --progress-bar off "$work/clone"
 cd /
 ADVISOR_INSTALLED="$work/venv/bin/advisor" "$repo/.venv/bin/python" -m pytest -q -p no:cacheprovider \
   -n "${PYTEST_WORKERS:-2}" --dist loadfile \

@@ -9,6 +9,7 @@ import pytest
 
 import advisor
 from advisor.problems.btrfs_full_fsync_fallback import model as full_fsync
+from advisor.replay import loops
 from advisor.replay.workload import from_store
 from tests.conftest import SAMPLES
 
@@ -60,7 +61,7 @@ def shared_log(start, data_ns, commit_ns, tick=0, ticks=2, pid=None, think=None,
     n = len(start)
     pid = np.arange(n, dtype=np.int64) if pid is None else np.asarray(pid, np.int64)
     think = np.zeros(n) if think is None else np.asarray(think, np.float64)
-    cost, _busy, commits = full_fsync._shared_log(
+    cost, _busy, commits = loops.shared_log(
         pid, np.asarray(start, np.int64), think, np.full(n, paced), np.asarray(data_ns, np.float64), np.zeros(n),
         np.zeros(n, np.int64),
         full_fsync.COMMIT_INTERVAL_NS, np.full(n, float(commit_ns)), np.full(n, ticks, np.int64), np.full(n, float(prep)),
@@ -124,7 +125,7 @@ def test_a_task_on_a_schedule_keeps_its_recorded_calls():
     # closed loop the second is called 3 us after the first returns; on a schedule, at
     # 50 us as recorded, or at the return if that is later.
     def second_call_returns(commit_ns, paced):
-        _cost, busy, _ = full_fsync._shared_log(
+        _cost, busy, _ = loops.shared_log(
             np.array([7, 7]), np.array([0, 50_000]), np.array([0.0, 3_000.0]), np.array([paced, paced]), np.array([1_000.0, 1_000.0]),
             np.zeros(2), np.zeros(2, np.int64), full_fsync.COMMIT_INTERVAL_NS, np.full(2, float(commit_ns)), np.zeros(2, np.int64),
             np.zeros(2), np.zeros(2), 0)
@@ -206,7 +207,7 @@ def test_the_heaps_equal_the_scan(seed):
     prep = rng.choice([0.0, 1_500.0, 6_000.0], n)
     wake = rng.choice([0.0, 800.0, 4_000.0], n)
     for tick in (0, 4_000):
-        got = full_fsync._shared_log(pid, start, think, paced, data_ns, per_extent, slot, txn, commit_ns, batch_ticks, prep, wake, tick)
+        got = loops.shared_log(pid, start, think, paced, data_ns, per_extent, slot, txn, commit_ns, batch_ticks, prep, wake, tick)
         want = plain_shared_log(pid, start, think, paced, data_ns, per_extent, slot, txn, commit_ns, batch_ticks, prep, wake, tick)
         assert got[2] == want[2]
         assert np.array_equal(got[0], want[0]) and np.array_equal(got[1], want[1])

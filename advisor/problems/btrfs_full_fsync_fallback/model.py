@@ -53,12 +53,10 @@ not its throughput.
 
 from __future__ import annotations
 
-import heapq
-
-import numba
 import numpy as np
 
 from advisor.replay.device import permuted_quantiles
+from advisor.replay.loops import shared_log
 from advisor.replay.model import Policy, ProblemModel, ms
 from advisor.replay.workload import Workload
 
@@ -112,8 +110,8 @@ def _simulate(w: Workload, policy: Policy) -> dict:
     per_extent = CSUM_LOOKUP_NS * _concurrency(start, end) if (releasing and not policy.fixed) else np.zeros(len(start))
     commit_ns, batch_ticks, prep, wake, tick = _log_commit_draws(w, len(start))
     _, inode_slot = np.unique(ino, return_inverse=True)
-    cost, busy, commits = _shared_log(pid, start, _think_ns(pid, start, end), paced, data_ns, per_extent, inode_slot.astype(np.int64),
-                                      COMMIT_INTERVAL_NS, commit_ns, batch_ticks, prep, wake, tick)
+    cost, busy, commits = shared_log(pid, start, _think_ns(pid, start, end), paced, data_ns, per_extent, inode_slot.astype(np.int64),
+                                     COMMIT_INTERVAL_NS, commit_ns, batch_ticks, prep, wake, tick)
     return {
         "fsync_count": int(len(cost)),
         "fsync_mean_ms": ms(cost.mean()),
@@ -165,128 +163,6 @@ def _think_ns(pid: np.ndarray, start: np.ndarray, end: np.ndarray) -> np.ndarray
         same = pid[1:] == pid[:-1]
         gap[1:] = np.where(same, np.maximum(0, start[1:] - end[:-1]), 0)
     return gap
-
-
-@numba.njit(cache=True)
-def _shared_log(pid, start, think_ns, paced, data_ns, per_extent, inode_slot, txn_ns, commit_ns, batch_ticks, prep, wake, tick):
-    """The tasks' fsyncs (grouped by task, in time order) on one clock through the shared
-    log. A task's fsync is ready when its data is written and its extents looked up (one
-    checksum lookup, `per_extent`, per extent its inode has in the transaction when the
-    whole transaction is logged: one per fsync of the inode since the last commit, every
-    txn_ns); it joins the open log transaction `prep` later, once it has logged its inode.
-    The first to join commits, no earlier than the previous commit's end. Tasks ready
-    while the previous commit was written logged meanwhile: they all join the next commit,
-    which starts `wake` after the previous one ends (or when another task joins first).
-    With `tick`, a commit more than one task joined starts `batch_ticks` jiffy boundaries
-    after its last member was ready (or the previous commit ended). Every task joined by
-    the commit's start is a member and returns at its end. A task calls its next fsync
-    `think_ns` after the return, or, when it keeps a schedule (`paced`), at its recorded
-    call time, or at the return if that is later. Returns each fsync's cost, its task's
-    busy time up to its return, and the number of commits.
-
-    The tasks waiting to sync are two heaps, on their join and on their ready time (an
-    fsync taken from one is skipped in the other), so a commit costs the log of the
-    tasks, not a scan of every task (captures can hold thousands of tasks with one fsync
-    each)."""
-    n = len(pid)
-    cost = np.zeros(n)
-    busy = np.zeros(n)
-    n_slots = inode_slot.max() + 1 if n else 0
-    txn_of = np.full(n_slots, -1, np.int64)
-    extents = np.zeros(n_slots, np.int64)
-    entry = np.zeros(n)  # per fsync: when its task called it
-    origin = np.zeros(n)  # per fsync: its task's first call
-    ready = np.zeros(n)
-    taken = np.zeros(n, np.bool_)
-    by_join = [(0.0, 0)]  # (joins the log transaction, fsync index) of each task's current fsync
-    by_join.pop()
-    by_ready = [(0.0, 0)]  # (ready, fsync index)
-    by_ready.pop()
-    for j in range(n):
-        if j == 0 or pid[j] != pid[j - 1]:
-            entry[j] = np.float64(start[j])
-            origin[j] = entry[j]
-            _wait(j, entry[j], data_ns, per_extent, inode_slot, txn_ns, txn_of, extents, prep, ready, by_join, by_ready)
-    members = np.empty(n, np.int64)
-    prev_end = -1e30
-    commits = 0
-    waiting = len(by_join)
-    while waiting:
-        # The tasks that became ready while the previous commit was written.
-        count, latest = 0, prev_end
-        while len(by_ready) and by_ready[0][0] <= prev_end:
-            j = heapq.heappop(by_ready)[1]
-            if not taken[j]:
-                taken[j] = True
-                members[count] = j
-                count += 1
-                latest = max(latest, ready[j])
-        while len(by_join) and taken[by_join[0][1]]:
-            heapq.heappop(by_join)
-        if count:
-            begin = prev_end + wake[commits]
-            if len(by_join) and by_join[0][0] < begin:
-                begin = by_join[0][0]
-        else:
-            begin = by_join[0][0]
-        count, latest = _join(by_join, begin, taken, ready, members, count, latest)
-        if tick > 0 and count > 1:
-            k = batch_ticks[commits]
-            while True:
-                later = (np.floor(latest / tick) + k) * tick
-                if later <= begin:
-                    break
-                begin = later
-                count, latest = _join(by_join, begin, taken, ready, members, count, latest)
-        done = begin + commit_ns[commits]
-        commits += 1
-        waiting -= count
-        for m in range(count):
-            j = members[m]
-            cost[j] = done - entry[j]
-            busy[j] = done - origin[j]
-            if j + 1 < n and pid[j + 1] == pid[j]:
-                entry[j + 1] = max(np.float64(start[j + 1]), done) if paced[j + 1] else done + think_ns[j + 1]
-                origin[j + 1] = origin[j]
-                _wait(j + 1, entry[j + 1], data_ns, per_extent, inode_slot, txn_ns, txn_of, extents, prep, ready, by_join, by_ready)
-                waiting += 1
-        prev_end = done
-    return cost, busy, commits
-
-
-@numba.njit(cache=True)
-def _wait(j, entry, data_ns, per_extent, inode_slot, txn_ns, txn_of, extents, prep, ready, by_join, by_ready):
-    """Fsync j, called at `entry`, waits to sync: on both heaps."""
-    ready[j] = _ready_at(entry, j, data_ns, per_extent, inode_slot, txn_ns, txn_of, extents)
-    heapq.heappush(by_join, (ready[j] + prep[j], j))
-    heapq.heappush(by_ready, (ready[j], j))
-
-
-@numba.njit(cache=True)
-def _join(by_join, begin, taken, ready, members, count, latest):
-    """Take every task joined by `begin` into the commit's members; the new member count
-    and the latest ready time among them."""
-    while len(by_join) and by_join[0][0] <= begin:
-        j = heapq.heappop(by_join)[1]
-        if taken[j]:
-            continue
-        taken[j] = True
-        members[count] = j
-        count += 1
-        latest = max(latest, ready[j])
-    return count, latest
-
-
-@numba.njit(cache=True)
-def _ready_at(entry, j, data_ns, per_extent, inode_slot, txn_ns, txn_of, extents):
-    """When fsync j, called at `entry`, has written its data and logged its inode."""
-    slot = inode_slot[j]
-    txn = np.int64(entry // txn_ns)
-    if txn_of[slot] != txn:
-        txn_of[slot] = txn
-        extents[slot] = 0
-    extents[slot] += 1
-    return entry + data_ns[j] + extents[slot] * per_extent[j]
 
 
 MODEL = ProblemModel(

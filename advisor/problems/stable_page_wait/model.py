@@ -34,12 +34,12 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-import numba
 import numpy as np
 
 from advisor.problems.stable_page_wait.resume import resume_draws, say_resume
-from advisor.replay.pages import page_ranks
+from advisor.replay.loops import page_waits
 from advisor.replay.model import Policy, ProblemModel, ms
+from advisor.replay.pages import page_ranks
 from advisor.replay.workload import Workload
 
 ALWAYS_WAIT = Policy("always-wait", False, "wait_for_stable_page → wait_on_page_writeback for every write to a page under writeback")
@@ -244,140 +244,6 @@ def _recorded_done(sub_ts: np.ndarray, sub_ino: np.ndarray, done_ts: np.ndarray,
     return out
 
 
-@numba.njit(cache=True)
-def _waits(ev_ts, ev_inode, ev_page, ev_writer, closed_loop, sub_ts, sub_inode, sub_writer, sub_deadline, sub_done, service_ns,
-           transfer_ns, serial, n_pages, n_inodes, n_writers, pages_per_request, sub_first_done, resume_ns):
-    """Per dirtying event (at the time its write asked for the page): how long it would
-    wait for the page's writeback. Submission j's IO takes service_ns[j]; a serial
-    (queue depth 1) device starts it when the previous one completed. Pages and inodes
-    are dense numbers (`ev_page` < n_pages, `ev_inode` < n_inodes; `sub_inode` -1 for
-    an inode nothing dirtied), writers too (`ev_writer`, `sub_writer` < n_writers; -1
-    for the flusher). A write that waits goes on `resume_ns[i]` after its page left
-    writeback.
-
-    Submission j's IO is done at `sub_done[j]` when the capture shows it (>= 0), its
-    pages leaving writeback in index order from `sub_first_done[j]` on; else after its
-    service time.
-
-    `closed_loop`: the capture's writers never waited on page writeback inside a write,
-    so a wait the policy adds moves the writer's later events by its length, and so its
-    own submissions: fio's sync_file_range after its 64th write stays right after it,
-    and the next pass's first write right after the call. Each writer goes through its
-    own events and submissions in its recorded order, and the writers and the flusher's
-    submissions are merged by their moved times: a writer the replay has moved never sees
-    another writer's or its own future out of order. Otherwise (open loop) the recorded
-    timeline already holds the waits the writers made, and nothing moves: moving writers
-    by the model's errors in those waits let dbench clients run hundreds of ms away from
-    their recorded times and meet IO they never met.
-
-    A submission takes its inode's pending pages without looking at any other inode's:
-    each inode keeps a list (linked through `next_of`, newest first) of the events that
-    made a page pending for it. An entry is stale when a later event moved its page to
-    another inode (two inodes whose pages share a key), so entries are checked against
-    `pending_for` when taken."""
-    out = np.zeros(len(ev_ts), dtype=np.float64)
-    shift = np.zeros(n_writers, dtype=np.float64)
-    wb_until = np.full(n_pages, -np.inf)  # when the page's latest writeback completes
-    # The fsync whose writeback the page is under: its writer and recorded return (a
-    # writer's events after its own fsync returned cannot find that fsync's pages under
-    # writeback).
-    fsync_writer = np.full(n_pages, -1, dtype=np.int64)
-    fsync_end = np.zeros(n_pages, dtype=np.float64)
-    pending_for = np.full(n_pages, -1, dtype=np.int64)  # dirty and not submitted: the inode it belongs to
-    newest = np.full(n_inodes, -1, dtype=np.int64)  # the inode's latest list entry
-    next_of = np.empty(len(ev_ts), dtype=np.int64)  # list entry → the one before it, -1 at the end
-    batch = np.empty(n_pages, dtype=np.int64)  # the pages one submission takes
-    # Each writer's events and own submissions, in recorded order (CSR lists).
-    ev_of = np.argsort(ev_writer, kind="mergesort")
-    ev_first = np.searchsorted(ev_writer[ev_of], np.arange(n_writers + 1))
-    own = np.flatnonzero(sub_writer >= 0)
-    sub_of = own[np.argsort(sub_writer[own], kind="mergesort")]
-    sub_first = np.searchsorted(sub_writer[sub_of], np.arange(n_writers + 1))
-    flusher = np.flatnonzero(sub_writer < 0)
-    ev_next, sub_next = ev_first[:-1].copy(), sub_first[:-1].copy()
-    fj = 0
-    free = 0.0
-    while True:
-        # The next step: the writer whose next item (event or own submission) comes first
-        # in moved time, or the flusher's next submission.
-        best, best_t, best_is_sub = -1, np.inf, False
-        for wr in range(n_writers):
-            e = ev_of[ev_next[wr]] if ev_next[wr] < ev_first[wr + 1] else -1
-            j = sub_of[sub_next[wr]] if sub_next[wr] < sub_first[wr + 1] else -1
-            if e < 0 and j < 0:
-                continue
-            is_sub = j >= 0 and (e < 0 or sub_ts[j] <= ev_ts[e])
-            t = (sub_ts[j] if is_sub else ev_ts[e]) + shift[wr]
-            if t < best_t:
-                best, best_t, best_is_sub = wr, t, is_sub
-        if fj < len(flusher) and sub_ts[flusher[fj]] <= best_t:
-            j = flusher[fj]
-            fj += 1
-            at = float(sub_ts[j])
-        elif best >= 0 and best_is_sub:
-            j = sub_of[sub_next[best]]
-            sub_next[best] += 1
-            at = best_t
-        elif best >= 0:
-            i = ev_of[ev_next[best]]
-            ev_next[best] += 1
-            p = ev_page[i]
-            own_fsync_done = fsync_writer[p] == best and ev_ts[i] >= fsync_end[p]
-            if wb_until[p] > best_t and not own_fsync_done:
-                out[i] = wb_until[p] - best_t + resume_ns[i]
-            if closed_loop:
-                shift[best] += out[i]
-            x = ev_inode[i]
-            if pending_for[p] != x:
-                next_of[i] = newest[x]
-                newest[x] = i
-            pending_for[p] = x
-            continue
-        else:
-            break
-        # Submit the inode's dirty pages: one FIFO transfer, completion after the latency.
-        x = sub_inode[j]
-        start = max(at, free)
-        done = start + service_ns[j]
-        if sub_done[j] >= 0:  # the capture shows when this IO was done
-            done = sub_done[j] + (at - sub_ts[j])
-        if sub_deadline[j] >= 0:  # an fsync returns once its IO is done
-            done = min(done, sub_deadline[j] + (at - sub_ts[j]))
-        taken = 0
-        if x >= 0:
-            e = newest[x]
-            while e >= 0:
-                p = ev_page[e]
-                if pending_for[p] == x:
-                    batch[taken] = p
-                    pending_for[p] = -1
-                    taken += 1
-                e = next_of[e]
-            newest[x] = -1  # every entry was taken or stale
-            # writepages submits in index order and each request completes on its own:
-            # the pages of request r of n are done after the batch's fixed latency and r+1
-            # n-ths of its transfer, not when the whole batch is (a 50 MB inode's first
-            # pages are clean long before its last; a 256 KiB batch is one request). When
-            # the capture shows the batch's end, page k of n leaves writeback k+1 n-ths of
-            # the way from its first page's end to it.
-            order = np.sort(batch[:taken])
-            if sub_done[j] >= 0:
-                spread = max(0.0, done - (sub_first_done[j] + (at - sub_ts[j])))
-                per_step, steps = 1, taken
-            else:
-                spread = transfer_ns[j]
-                per_step, steps = pages_per_request, (taken + pages_per_request - 1) // pages_per_request
-            fixed = done - spread
-            for k in range(taken):
-                wb_until[order[k]] = min(done, fixed + spread * (k // per_step + 1) / steps)
-                fsync_writer[order[k]] = sub_writer[j] if sub_deadline[j] >= 0 else -1
-                fsync_end[order[k]] = sub_deadline[j]
-        if taken > 0:
-            # The transfers share the device's bandwidth and go one after another; only
-            # the fixed latency overlaps, to the queue depth. A flusher pass of 16 MB on
-            # a 40 MB/s device keeps the next submission's pages under writeback ~400 ms.
-            free = done if serial else start + transfer_ns[j]
-    return out
 
 
 def _dense(values: np.ndarray, of: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
@@ -596,10 +462,10 @@ def _predicted_waits(w: Workload, write_of: np.ndarray) -> np.ndarray:
     # Events in the order their writes wanted their pages (stable: a write's events in turn).
     order = np.argsort(want, kind="stable")
     waits = np.zeros(len(want))
-    waits[order] = _waits(want[order], inode[order], page_of_event[order], writer[order], closed_loop, subs.ts, sub_inode,
-                          sub_writer, subs.deadline, subs.done, service, transfer, serial, len(pages), len(inodes),
-                          max(1, len(writers)), max(1, int(w.device.median_request_bytes // w.folio_bytes)), subs.first_done,
-                          resume[order])
+    waits[order] = page_waits(want[order], inode[order], page_of_event[order], writer[order], closed_loop, subs.ts, sub_inode,
+                              sub_writer, subs.deadline, subs.done, service, transfer, serial, len(pages), len(inodes),
+                              max(1, len(writers)), max(1, int(w.device.median_request_bytes // w.folio_bytes)), subs.first_done,
+                              resume[order])
     return waits
 
 
