@@ -52,9 +52,11 @@ test-rust:
 
 # Two pytest workers (pytest-xdist), one test file per worker at a time: a file's
 # module-level caches stay in one process. The 25 slowest tests are listed at the end.
+# tests/cli and tests/packaging run in test-installed, against the installed command
+# (`pytest tests/cli` runs them on this checkout).
 PYTEST_WORKERS ?= 2
 test-python: install
-	$(PY) -m pytest -q -n $(PYTEST_WORKERS) --dist loadfile --durations=25; rc=$$?; if [ $$rc -eq 5 ]; then echo "no tests collected"; rc=0; fi; exit $$rc
+	$(PY) -m pytest -q -n $(PYTEST_WORKERS) --dist loadfile --durations=25 --ignore=tests/cli --ignore=tests/packaging; rc=$$?; if [ $$rc -eq 5 ]; then echo "no tests collected"; rc=0; fi; exit $$rc
 
 # The package as users install it: pip install of a fresh clone into a new venv, the CLI
 # tests run against that command from outside the source tree.

@@ -61,6 +61,10 @@ class Field:
     signed: bool
     conv: Conversion | None
 
+    def __post_init__(self) -> None:
+        # A scalar printed in decimal: "%d", "%u", "%i" or no conversion of its own.
+        self.decimal = not self.is_array and (self.conv is None or self.conv.conv in ("d", "i", "u"))
+
     @property
     def is_array(self) -> bool:
         return "[" in self.type
@@ -114,6 +118,8 @@ def _to_bytes(value, f: Field, printed_len: int) -> bytes | None:
             return b""
         # Element width: static arrays from the field size, dynamic ones from the print.
         size = f.size // len(value) if not f.is_dynamic and f.size else max(1, printed_len // len(value))
+        if size == 1 and min(value) >= 0 and max(value) < 256:
+            return bytes(value)
         return b"".join(int(v).to_bytes(size, "little", signed=int(v) < 0) for v in value)
     return None
 
@@ -122,6 +128,12 @@ def _parse_array(text: str) -> bytes | None:
     if not (text.startswith("ARRAY[") and text.endswith("]")):
         return None
     inner = text[6:-1].strip()
+    try:
+        got = bytes.fromhex(inner.replace(",", ""))  # "ARRAY[9f, 07, 21]": two digits a byte
+        if 4 * len(got) - 2 == len(inner):
+            return got
+    except ValueError:
+        pass
     return bytes(int(x, 16) for x in inner.split(", ")) if inner else b""
 
 
@@ -156,6 +168,8 @@ def _read_past_the_array(ours: str, printed: str) -> bool:
 
 def check_value(f: Field, ours, printed: str, res: Result, where: str) -> None:
     res.values += 1
+    if f.decimal and type(ours) is int and printed == str(ours):
+        return  # the same number in the same base: what the checks below accept too, found sooner
     arr = _parse_array(printed)
     if f.is_array or arr is not None:
         if arr is not None:
