@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from advisor.replay.distinct import distinct
 from advisor.replay.loops import sweep_ranks
 from advisor.replay.workload import Workload
 
@@ -86,7 +87,7 @@ def dirty_inodes_at(w: Workload, t: int) -> np.ndarray:
     that followed (writeback_single_inode for each). Only a capture without
     writeback_single_inode takes the ends of writeback as the visits."""
     dirty_ino, dirty_ts = _inode_dirtying(w)
-    inodes = np.unique(dirty_ino[dirty_ts <= t])
+    inodes = distinct(dirty_ino[dirty_ts <= t])
     if not len(inodes):
         return inodes
     last_dirty = _last_dirtied(w, inodes, t)
@@ -106,7 +107,7 @@ def not_evicted(w: Workload, inodes: np.ndarray, t: int) -> np.ndarray:
 def inodes_dirtied(w: Workload, t0: int, t1: int) -> np.ndarray:
     """Sorted inodes dirtied in (t0, t1]: a page of theirs, or only their metadata."""
     dirty_ino, dirty_ts = _inode_dirtying(w)
-    return np.unique(dirty_ino[(dirty_ts > t0) & (dirty_ts <= t1)])
+    return distinct(dirty_ino[(dirty_ts > t0) & (dirty_ts <= t1)])
 
 
 def _last_dirtied(w: Workload, inodes: np.ndarray, t: int) -> np.ndarray:

@@ -17,6 +17,7 @@ from advisor.replay import btrfs_log, btrfs_returns, folios, redirty, sync_fs
 from advisor.replay import device as devices
 from advisor.replay.device import Device
 from advisor.replay.device_inodes import fit_from_inodes
+from advisor.replay.distinct import distinct
 from advisor.replay.drain import flusher_cpu_per_inode, merged
 from advisor.views import Views, attach, filesystem_pages, filesystem_requests
 from advisor.views.coverage import cpu_coverage
@@ -257,8 +258,8 @@ class Workload:
             "dirtying_events": int(len(self.dirty_ts)),
             "dirtied_bytes": (int(len(self.dirty_ts)) * self.folio_bytes if self.dirty_pages is None
                               else int(self.dirty_pages.sum()) * self.page_size),
-            "inodes": int(len(np.unique(self.dirty_ino))) if len(self.dirty_ino) else 0,
-            "writers": int(len(np.unique(self.dirty_pid))) if len(self.dirty_pid) else 0,
+            "inodes": int(len(distinct(self.dirty_ino))) if len(self.dirty_ino) else 0,
+            "writers": int(len(distinct(self.dirty_pid))) if len(self.dirty_pid) else 0,
             "operations": {k: len(v) for k, v in sorted(self.ops.items()) if len(v)},
             "flush_requests": 0 if self.flush is None else len(self.flush.ts),
             "reclaim_events": self.reclaim_events,
@@ -429,7 +430,7 @@ def _adjacent_dirtied_pages(w: Workload, bdev_inodes: np.ndarray) -> tuple[int, 
     page each whatever the files' folios are (ext4 under fs_mark, 8 KiB files: 20,000 files
     dirtied once each, and the device's inode 1,599 pages, 1,595 of them next to another)."""
     data = (w.dirty_ino != BTRFS_BTREE_INODE) & (w.dirty_idx >= 0) & ~np.isin(w.dirty_ino, bdev_inodes)
-    keys = np.unique(page_key(w.dirty_ino[data], w.dirty_idx[data]))
+    keys = distinct(page_key(w.dirty_ino[data], w.dirty_idx[data]))
     if len(keys) < 2:
         return 0, 0
     same = (keys[1:] >> 32) == (keys[:-1] >> 32)
@@ -620,7 +621,7 @@ def _evictions(con, views: Views, w: Workload) -> None:
         return
     r = con.execute("SELECT ts, CAST(ino AS BIGINT) AS ino FROM inode_evictions ORDER BY ts").fetchnumpy()
     w.inode_evicted_ts, w.inode_evicted_ino = _i64(r["ts"]), _i64(r["ino"])
-    dirtied = np.unique(w.dirty_ino)
+    dirtied = distinct(w.dirty_ino)
     hit = np.isin(w.inode_evicted_ino, dirtied)
     if hit.any():
         w.assumptions.append(f"{int(hit.sum()):,} evictions of {len(np.unique(w.inode_evicted_ino[hit])):,} of the "

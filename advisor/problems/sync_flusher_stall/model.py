@@ -54,6 +54,7 @@ from __future__ import annotations
 import numpy as np
 
 from advisor.replay.device import requests_for
+from advisor.replay.distinct import union
 from advisor.replay.pages import dirty_at, dirty_inodes_at, inodes_dirtied, key_bytes, not_evicted
 from advisor.replay.model import Policy, ProblemModel, longest_observed, needs_op, seconds
 from advisor.replay.workload import BTRFS_BTREE_INODE, Workload
@@ -238,8 +239,8 @@ def _synced(w: Workload, t0: int, t_end: int) -> tuple[np.ndarray, np.ndarray, n
     new = not_evicted(w, np.setdiff1d(later, inodes0), t1)
     keys1 = dirty_at(w, t1)
     keys1 = keys1[np.isin(keys1 >> 32, new)]
-    inodes = np.union1d(inodes0, new)
-    return np.union1d(keys0, keys1), inodes, np.isin(inodes, new), recorded
+    inodes = union(inodes0, new)
+    return union(keys0, keys1), inodes, np.isin(inodes, new), recorded
 
 
 def _first_pass_ns(w: Workload, keys0: np.ndarray, inodes0: np.ndarray, t0: int) -> float:
