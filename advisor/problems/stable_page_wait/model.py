@@ -37,6 +37,7 @@ from typing import NamedTuple
 import numpy as np
 
 from advisor.problems.stable_page_wait.resume import resume_draws, say_resume
+from advisor.replay.distinct import distinct
 from advisor.replay.loops import page_waits
 from advisor.replay.model import Policy, ProblemModel, ms
 from advisor.replay.pages import page_ranks
@@ -248,15 +249,14 @@ def _recorded_done(sub_ts: np.ndarray, sub_ino: np.ndarray, done_ts: np.ndarray,
 
 def _dense(values: np.ndarray, of: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
     """The distinct values (sorted), and for each of `of` (default: `values`) its index
-    among them, -1 when absent. A sort, not np.unique: its hash table is slower here."""
-    s = np.sort(values)
-    distinct = s[np.concatenate(([True], s[1:] != s[:-1]))] if len(s) else s
+    among them, -1 when absent."""
+    values_of = distinct(values)
     if of is None:
-        return distinct, np.searchsorted(distinct, values)
-    if not len(distinct):
-        return distinct, np.full(len(of), -1, dtype=np.int64)
-    pos = np.minimum(np.searchsorted(distinct, of), len(distinct) - 1)
-    return distinct, np.where(distinct[pos] == of, pos, -1)
+        return values_of, np.searchsorted(values_of, values)
+    if not len(values_of):
+        return values_of, np.full(len(of), -1, dtype=np.int64)
+    pos = np.minimum(np.searchsorted(values_of, of), len(values_of) - 1)
+    return values_of, np.where(values_of[pos] == of, pos, -1)
 
 
 def _write_of_event(w: Workload) -> np.ndarray:
