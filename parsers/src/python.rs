@@ -96,7 +96,8 @@ impl Trace {
 
     /// Start decoding; yields (table, reader) pairs. Can be called once.
     /// `threads`: how many threads read a trace.dat (1: the parser thread alone; more:
-    /// it merges the CPUs' events and the others decode them; other formats use one).
+    /// it merges the CPUs' events and the others decode them, while as many again
+    /// inflate the CPUs' next compressed chunks; other formats use one).
     #[pyo3(signature = (batch_rows=65536, max_pending_bytes=64 << 20, threads=1))]
     fn batches(&mut self, batch_rows: usize, max_pending_bytes: usize, threads: usize) -> PyResult<Batches> {
         let src = self

@@ -14,7 +14,8 @@ use crate::tracedat::{RunReport, TraceDat};
 
 /// Rows per record batch handed to the store, the cap on decoded bytes
 /// buffered across all event types before the biggest is flushed, and the
-/// threads that decode (trace.dat; 1: on the merging thread itself).
+/// threads that decode (trace.dat; 1: on the merging thread itself; more: the
+/// merging thread and `threads - 1` decoding, and `threads - 1` inflating chunks).
 #[derive(Debug, Clone, Copy)]
 pub struct Limits {
     pub batch_rows: usize,
@@ -72,8 +73,10 @@ impl TraceSource for TraceDat {
     fn total_bytes(&self) -> u64 {
         self.regions().iter().map(|(c, _)| c.size).sum()
     }
-    fn run(self: Box<Self>, limits: Limits, progress: &AtomicU64, out: &mut dyn FnMut(&str, RecordBatch)) -> RunReport {
+    fn run(mut self: Box<Self>, limits: Limits, progress: &AtomicU64, out: &mut dyn FnMut(&str, RecordBatch)) -> RunReport {
         if limits.threads > 1 {
+            // As many threads inflate the CPUs' next chunks as decode windows.
+            self.inflate_threads = limits.threads - 1;
             // The merging thread is one of the threads; the others decode. Each worker's
             // decoder buffers at most one window: the budget is the joiner's.
             let decoders = (1..limits.threads).map(|_| self.decoder(limits.batch_rows, limits.max_pending_bytes)).collect();

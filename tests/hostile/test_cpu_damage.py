@@ -40,11 +40,11 @@ def stat(store: Path, name: str) -> dict[int | None, tuple[str, int]]:
     return {cpu: (severity, count) for cpu, severity, count in rows}
 
 
-def ingest_json(tmp_path: Path, data: bytes) -> tuple[int, dict | None, str, Path]:
+def ingest_json(tmp_path: Path, data: bytes, threads: int = 1) -> tuple[int, dict | None, str, Path]:
     f = tmp_path / "hostile.dat"
     f.write_bytes(data)
-    store = tmp_path / "hostile.duckdb"
-    r = advisor("ingest", str(f), "-o", str(store), "--json")
+    store = tmp_path / f"hostile-{threads}.duckdb"
+    r = advisor("ingest", str(f), "-o", str(store), "--json", env={"WRITEBACK_ADVISOR_THREADS": str(threads)})
     return r.code, (json.loads(r.out) if r.code == 0 else None), r.err, store
 
 
@@ -85,6 +85,44 @@ def test_a_bad_chunk_costs_only_its_own_cpu(sample, claim_mib, tmp_path, clean):
     assert 0 < got[0] < want[0]
     bad = stat(store, "bad_chunks")
     assert bad[0] == ("error", 1) and bad[1] == ("error", 0)
+
+
+def _bad_frame(d: bytes, at: int) -> bytes:
+    """The chunk's frame with 16 bytes from its 8th overwritten."""
+    b = bytearray(d)
+    b[at + 8 + 8:at + 8 + 24] = b"\xa5" * 16
+    return bytes(b)
+
+
+# Chunk k of CPU 0, changed: with two threads the chunk after the one being read is
+# inflated on another thread before the merge reaches it; what it finds must not change.
+DAMAGE = {
+    "frame-corrupt": lambda d, at: _bad_frame(d, at),
+    "claims-16MiB": lambda d, at: patch(d, at + 4, "<I", 16 << 20),
+    "claims-64MiB": lambda d, at: patch(d, at + 4, "<I", 64 << 20),
+    "table-cut": lambda d, at: patch(d, at, "<I", 1 << 30),
+}
+
+
+@pytest.mark.parametrize("chunk", [1, 3])
+@pytest.mark.parametrize("damage", list(DAMAGE))
+@pytest.mark.parametrize("sample", [V7_ZSTD, V7_ZLIB], ids=["zstd", "zlib"])
+def test_chunks_inflated_ahead_find_the_same_damage(sample, damage, chunk, tmp_path):
+    d = (SAMPLES / sample).read_bytes()
+    at = L.parse(d).cpus[0].chunks[chunk][0]
+    data = DAMAGE[damage](d, at)
+    one_code, one_doc, one_err, one_store = ingest_json(tmp_path, data, threads=1)
+    two_code, two_doc, two_err, two_store = ingest_json(tmp_path, data, threads=2)
+    assert (one_code, one_err) == (two_code, two_err.replace(two_store.name, one_store.name))
+    assert f"offset {at:#x}" in one_err or f"offset {at + 8:#x}" in one_err, one_err
+    for doc in (one_doc, two_doc):
+        if doc:
+            doc.pop("store", None)
+    assert one_doc == two_doc
+    with duckdb.connect(str(one_store), read_only=True) as a, duckdb.connect(str(two_store), read_only=True) as b:
+        for q in ("SELECT cpu, count(*), sum(id), min(ts), max(ts) FROM events GROUP BY cpu ORDER BY cpu",
+                  "SELECT name, cpu, severity, count FROM parse_stats ORDER BY ALL"):
+            assert a.execute(q).fetchall() == b.execute(q).fetchall(), q
 
 
 # -- CPU ids and counts against the header ------------------------------------------

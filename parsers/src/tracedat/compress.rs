@@ -42,10 +42,19 @@ impl Codec {
 /// the zstd context is not rebuilt for every chunk).
 pub struct Inflater {
     codec: Codec,
-    zstd: Option<zstd::bulk::Decompressor<'static>>,
+    blocks: Decompressor,
     /// Bytes taken in and given out so far (see [`MAX_RATIO`]).
     read: u64,
     given: u64,
+}
+
+/// The decompression itself, with its reusable zstd context: what
+/// [`Inflater::inflate`] does once [`Inflater::admit`] let a block through. A
+/// chunk inflated ahead on another thread (`prefetch.rs`) goes through the
+/// same call there, after the same sizes were checked.
+#[derive(Default)]
+pub struct Decompressor {
+    zstd: Option<zstd::bulk::Decompressor<'static>>,
 }
 
 /// What all the blocks one inflater handles (one CPU's chunks, or a file's
@@ -57,16 +66,32 @@ pub const MAX_RATIO: u64 = 1024;
 
 impl Inflater {
     pub fn new(codec: Codec) -> Self {
-        Inflater { codec, zstd: None, read: 0, given: 0 }
+        Inflater { codec, blocks: Decompressor::default(), read: 0, given: 0 }
     }
 
     /// Decompress `input` into `out` (cleared first), expecting exactly
     /// `expected` bytes. `out` never grows past `expected` (+1 for zlib).
     pub fn inflate(&mut self, input: &[u8], expected: u32, out: &mut Vec<u8>) -> Result<(), String> {
+        self.admit(input.len(), expected)?;
+        self.blocks.decompress(self.codec, input, expected, out)
+    }
+
+    pub fn codec(&self) -> Codec {
+        self.codec
+    }
+
+    /// Decompress a block [`Inflater::admit`] already let through.
+    pub fn decompress_admitted(&mut self, input: &[u8], expected: u32, out: &mut Vec<u8>) -> Result<(), String> {
+        self.blocks.decompress(self.codec, input, expected, out)
+    }
+
+    /// Count a block of `input_len` bytes claiming `expected` against the limits
+    /// ([`MAX_BLOCK`], [`MAX_RATIO`]); an error when it may not be inflated.
+    pub fn admit(&mut self, input_len: usize, expected: u32) -> Result<(), String> {
         if expected > MAX_BLOCK {
             return Err(format!("compressed block claims {expected} uncompressed bytes (limit {MAX_BLOCK})"));
         }
-        self.read += input.len() as u64;
+        self.read += input_len as u64;
         let allowed = (MAX_BLOCK as u64).saturating_add(self.read.saturating_mul(MAX_RATIO));
         if self.given + expected as u64 > allowed {
             return Err(format!(
@@ -77,8 +102,20 @@ impl Inflater {
             ));
         }
         self.given += expected as u64;
+        Ok(())
+    }
+}
+
+impl Decompressor {
+    /// Decompress `input` into `out` (cleared first), expecting exactly
+    /// `expected` bytes (at most [`MAX_BLOCK`]: see [`Inflater::admit`]). `out`
+    /// never grows past `expected` (+1 for zlib).
+    pub fn decompress(&mut self, codec: Codec, input: &[u8], expected: u32, out: &mut Vec<u8>) -> Result<(), String> {
+        if expected > MAX_BLOCK {
+            return Err(format!("compressed block claims {expected} uncompressed bytes (limit {MAX_BLOCK})"));
+        }
         out.clear();
-        let got = match self.codec {
+        let got = match codec {
             Codec::Zlib => {
                 // zlib cannot say how much a stream will give, and inflates at
                 // most ~1032:1: reserve no more than that, let the vector grow

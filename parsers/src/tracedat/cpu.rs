@@ -6,6 +6,7 @@
 //! chunk inflates to whole pages, one chunk in memory at a time.
 
 use super::compress::{Codec, Inflater, MAX_BLOCK};
+use super::prefetch::{Ahead, Pending, Pool};
 use super::ring::{page_info, EntryCounts, Missed, PageWalker};
 use crate::bytes::{ByteReader, Endian};
 use crate::error::Damage;
@@ -53,6 +54,10 @@ enum Source<'a> {
         buf: Vec<u8>,
         buf_base: u64,
         next: usize,
+        /// The next chunk, when a [`Pool`] is inflating it.
+        ahead: Option<Ahead>,
+        /// A buffer for the next chunk to go ahead into (the one read before the current).
+        spare: Vec<u8>,
     },
 }
 
@@ -61,6 +66,8 @@ pub struct CpuStream<'a> {
     /// Largest decompressed chunk this CPU may hold ([`StreamConfig::chunk_budget`]).
     chunk_budget: usize,
     source: Source<'a>,
+    /// Threads that inflate this CPU's next chunk while the merge reads this one.
+    pool: Option<Pool<'a>>,
     page_size: usize,
     header: PageHeader,
     endian: Endian,
@@ -153,6 +160,8 @@ impl<'a> CpuStream<'a> {
                     buf: Vec::new(),
                     buf_base: start,
                     next: 0,
+                    ahead: None,
+                    spare: Vec::new(),
                 }
             }
         };
@@ -160,6 +169,7 @@ impl<'a> CpuStream<'a> {
             cpu,
             chunk_budget: cfg.chunk_budget,
             source,
+            pool: None,
             page_size: cfg.page_size as usize,
             header: cfg.header,
             endian: cfg.endian,
@@ -174,6 +184,12 @@ impl<'a> CpuStream<'a> {
             stats,
             damage,
         }
+    }
+
+    /// Inflate the next chunk on `pool`'s threads while this one is read.
+    pub fn with_pool(mut self, pool: Option<Pool<'a>>) -> Self {
+        self.pool = pool;
+        self
     }
 
     fn buffer(&self) -> &[u8] {
@@ -229,7 +245,7 @@ impl<'a> CpuStream<'a> {
                     *next += ps;
                     (at, *base + at as u64)
                 }
-                Source::Chunked { chunks, left, codec, buf, buf_base, next, .. } => {
+                Source::Chunked { chunks, left, codec, buf, buf_base, next, ahead, spare, .. } => {
                     if *next + ps <= buf.len() {
                         let at = *next;
                         *next += ps;
@@ -273,7 +289,23 @@ impl<'a> CpuStream<'a> {
                             *next = 0;
                             continue;
                         }
-                        if let Err(e) = codec.inflate(data, usize_, buf) {
+                        let inflated = match ahead.take() {
+                            // Sent ahead (admitted or refused when the chunk before it was read).
+                            Some(Ahead { at, pending }) if at == chunk_at => match pending {
+                                Pending::Inflating(result) => match result.recv() {
+                                    Ok((bytes, r)) => {
+                                        *spare = std::mem::replace(buf, bytes);
+                                        r
+                                    }
+                                    // Its worker is gone: inflate it here.
+                                    Err(_) => codec.decompress_admitted(data, usize_, buf),
+                                },
+                                Pending::Admitted => codec.decompress_admitted(data, usize_, buf),
+                                Pending::Refused(why) => Err(why),
+                            },
+                            _ => codec.inflate(data, usize_, buf),
+                        };
+                        if let Err(e) = inflated {
                             self.damage.push(Damage::new(chunk_at, format!("CPU {}: {e}", self.cpu)));
                             self.stats.bad_chunks += 1;
                             // What a failed claim reserved is not held on to.
@@ -284,6 +316,9 @@ impl<'a> CpuStream<'a> {
                                 format!("CPU {}: chunk of {} bytes is not a whole number of {ps}-byte pages", self.cpu, buf.len()),
                             ));
                             self.stats.corrupt_pages += 1;
+                        }
+                        if let (Some(pool), true) = (&self.pool, *left > 0) {
+                            *ahead = send_ahead(pool, chunks, codec, buf.len(), self.chunk_budget, spare);
                         }
                         *buf_base = chunk_at;
                         *next = 0;
@@ -371,9 +406,96 @@ impl<'a> CpuStream<'a> {
     }
 }
 
+/// Admit the chunk `chunks` is at and hand it to `pool`, when its header reads and
+/// it and the current chunk (`held` bytes) fit in half the CPU's budget each; the
+/// merging thread reads any other chunk itself, as without threads. The limits are
+/// counted here, right after the chunk before it, as they would be when the merge
+/// reaches it: a chunk they refuse is never inflated.
+fn send_ahead<'a>(
+    pool: &Pool<'a>,
+    chunks: &ByteReader<'a>,
+    codec: &mut Inflater,
+    held: usize,
+    budget: usize,
+    spare: &mut Vec<u8>,
+) -> Option<Ahead> {
+    let mut peek = chunks.clone();
+    let at = peek.offset();
+    let z = peek.u32("chunk compressed size").ok()?;
+    let u = peek.u32("chunk size").ok()?;
+    let data = peek.sized(z as u64, "compressed chunk").ok()?;
+    if u as usize > budget / 2 || held > budget / 2 || u > MAX_BLOCK {
+        return None;
+    }
+    let pending = match codec.admit(data.len(), u) {
+        Ok(()) => pool.submit(data, u, codec.codec(), std::mem::take(spare)),
+        Err(why) => Pending::Refused(why),
+    };
+    Some(Ahead { at, pending })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// One CPU's chunk table: each chunk a zstd frame of `pages` empty 4 KiB pages
+    /// (a bomb when `pages` is large: a few hundred bytes that claim MiBs).
+    fn chunk_table(chunks: &[usize]) -> Vec<u8> {
+        let mut v = (chunks.len() as u32).to_le_bytes().to_vec();
+        for &pages in chunks {
+            let z = zstd::bulk::compress(&vec![0u8; pages * 4096], 19).unwrap();
+            v.extend((z.len() as u32).to_le_bytes());
+            v.extend(((pages * 4096) as u32).to_le_bytes());
+            v.extend(z);
+        }
+        v
+    }
+
+    /// Counters and damage lines of the whole stream, read with `workers` threads
+    /// inflating ahead (0: none), and how many chunks went to them.
+    fn read_all(file: &[u8], budget: usize, workers: usize) -> (String, Vec<String>, u64) {
+        let cfg = StreamConfig {
+            page_size: 4096,
+            header: PageHeader { timestamp_offset: 0, commit_offset: 8, commit_size: 8, data_offset: 16 },
+            endian: Endian::Little,
+            codec: Some(Codec::Zstd),
+            chunk_budget: budget,
+        };
+        std::thread::scope(|scope| {
+            let pool = if workers > 0 { super::super::prefetch::Pool::start(scope, workers) } else { None };
+            assert_eq!(pool.is_some(), workers > 0);
+            let sent = pool.clone();
+            let mut s = CpuStream::new(file, 0, 0, file.len() as u64 - 4, &cfg).with_pool(pool);
+            while s.next_event().is_some() {}
+            let damage = s.damage.iter().map(|d| format!("{:#x} {}", d.offset, d.reason)).collect();
+            (format!("{:?}", s.stats), damage, sent.map_or(0, |p| p.sent()))
+        })
+    }
+
+    #[test]
+    fn chunks_inflated_ahead_read_as_inflated_in_place() {
+        // 10-page chunks, then 300 bombs of 1 MiB each: the ratio limit refuses 222
+        // of them (those past 64 MiB, but one now and then as the bytes read add up),
+        // ahead or not, and the pages read are the same.
+        let mut sizes = vec![10; 5];
+        sizes.extend([256; 300]);
+        sizes.extend([10; 5]);
+        let file = chunk_table(&sizes);
+        let (stats, damage, _) = read_all(&file, 4 << 20, 0);
+        let refused = damage.iter().filter(|d| d.contains("more than 1024 times")).count();
+        assert!(refused > 200, "{damage:?}");
+        for workers in [1, 2] {
+            let (s, d, sent) = read_all(&file, 4 << 20, workers);
+            assert_eq!((&s, &d), (&stats, &damage), "{workers} workers");
+            // Every chunk but the first (read before anything is ahead) and the refused ones.
+            assert_eq!(sent as usize, sizes.len() - 1 - refused, "{workers} workers");
+        }
+        // Within 1 MiB, the 1 MiB chunks are more than half the budget: read in place.
+        let (stats, damage, _) = read_all(&file, 1 << 20, 0);
+        let (s, d, sent) = read_all(&file, 1 << 20, 1);
+        assert_eq!((s, d), (stats, damage));
+        assert!(sent <= 10, "{sent}");
+    }
 
     #[test]
     fn each_cpu_has_its_own_budget() {

@@ -7,6 +7,7 @@ pub mod fields;
 pub mod header;
 pub mod options;
 pub mod parallel;
+pub mod prefetch;
 pub mod ring;
 pub mod spans;
 
@@ -36,6 +37,9 @@ pub struct TraceDat {
     /// Mapped input is released in steps of at least this many bytes per CPU
     /// stream (one madvise call per step); see [`crate::data::Data::release`].
     pub release_step: u64,
+    /// Threads that inflate compressed CPU data ahead of the merge (0: the
+    /// merging thread inflates each chunk as it reaches it); see [`prefetch`].
+    pub inflate_threads: usize,
 }
 
 /// What a run found besides the events.
@@ -228,7 +232,7 @@ impl TraceDat {
                 reason: "latency-format trace.dat (text data) is not supported; ingest `trace-cmd report` output instead".into(),
             });
         }
-        Ok(TraceDat { path: path.to_path_buf(), map, meta, release_step: RELEASE_STEP })
+        Ok(TraceDat { path: path.to_path_buf(), map, meta, release_step: RELEASE_STEP, inflate_threads: 0 })
     }
 
     pub fn file_len(&self) -> u64 {
@@ -324,6 +328,24 @@ impl TraceDat {
     /// trace-cmd does), handing finished batches to `out`. `progress` counts
     /// bytes of CPU data consumed.
     pub fn run<S: EventSink>(&self, dec: &mut S, progress: &AtomicU64, out: &mut dyn FnMut(&str, RecordBatch)) -> RunReport {
+        if self.inflate_threads == 0 || !self.meta.cpu_compressed {
+            return self.run_streams(dec, progress, out, None);
+        }
+        // The workers borrow the mapped file: they end with the scope, once
+        // the streams (which hold the pool's only senders) are dropped.
+        std::thread::scope(|scope| {
+            let pool = prefetch::Pool::start(scope, self.inflate_threads);
+            self.run_streams(dec, progress, out, pool)
+        })
+    }
+
+    fn run_streams<'a, S: EventSink>(
+        &'a self,
+        dec: &mut S,
+        progress: &AtomicU64,
+        out: &mut dyn FnMut(&str, RecordBatch),
+        pool: Option<prefetch::Pool<'a>>,
+    ) -> RunReport {
         let m = &self.meta;
         // Each stream is one CPU of the top instance (0) or of another instance
         // (1..): `trace-cmd report` merges them all in time order, and so do we.
@@ -343,7 +365,9 @@ impl TraceDat {
             codec: if m.cpu_compressed { m.codec } else { None },
             chunk_budget: cpu::chunk_budget(regions.len(), m.data_page_size),
         };
-        let mut streams: Vec<CpuStream> = regions.iter().map(|(c, _)| CpuStream::new(&self.map, c.cpu, c.offset, c.size, &cfg)).collect();
+        let mut streams: Vec<CpuStream> =
+            regions.iter().map(|(c, _)| CpuStream::new(&self.map, c.cpu, c.offset, c.size, &cfg).with_pool(pool.clone())).collect();
+        drop(pool);
         let conv = self.time_conv();
         let mut merge = Merge::new(streams.iter_mut().map(|s| s.next_event().map(|e| (conv.ns(e.raw_ts), e))).collect());
         let mut lost = LostBuilder::default();

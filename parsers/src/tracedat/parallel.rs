@@ -10,8 +10,9 @@
 //! of the usual size before they leave (a batch is a Parquet row group downstream:
 //! one per window and table would make thousands of tiny ones).
 //!
-//! What stays serial: inflating each CPU's chunks (zstd), the merge, the copy into
-//! windows and the joining of batches. That bounds the gain (see benchmarks/).
+//! What stays serial: the merge, the copy into windows and the joining of batches.
+//! Inflating each CPU's compressed chunks moved to threads of its own
+//! (`prefetch.rs`). That bounds the gain (see benchmarks/).
 
 use std::collections::{BTreeMap, HashMap};
 use std::thread::JoinHandle;
