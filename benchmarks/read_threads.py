@@ -11,8 +11,9 @@ and the largest peak RSS:
   (`Trace.batches(threads=N)`), as in real_captures.py,
 * ingest: `advisor ingest FILE -o STORE --force` with WRITEBACK_ADVISOR_THREADS=N.
 
-With N threads one thread merges the CPUs' events in time order and N-1 decode them
-(parsers/src/tracedat/parallel.rs); ingest's own thread encodes Parquet meanwhile.
+With N threads one thread merges the CPUs' events in time order, N-1 decode them
+(parsers/src/tracedat/parallel.rs) and N-1 inflate each CPU's next compressed chunk
+(prefetch.rs); ingest's own thread encodes Parquet meanwhile.
 The CPU count and load average go with the results: on a machine with fewer CPUs
 than busy threads, the threads take turns.
 
