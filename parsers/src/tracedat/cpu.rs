@@ -3,7 +3,8 @@
 //! Uncompressed data (v6, or v7 without compression) is read straight from
 //! the memory-mapped file. Compressed v7 data is a chunk table:
 //! `<u32 count>` then per chunk `<u32 compressed size><u32 size><data>`; each
-//! chunk inflates to whole pages, one chunk in memory at a time.
+//! chunk inflates to whole pages, one chunk in memory at a time (two when
+//! threads inflate the next one ahead: see `prefetch.rs`).
 
 use super::compress::{Codec, Inflater, MAX_BLOCK};
 use super::prefetch::{Ahead, Pending, Pool};
@@ -462,7 +463,7 @@ mod tests {
             chunk_budget: budget,
         };
         std::thread::scope(|scope| {
-            let pool = if workers > 0 { super::super::prefetch::Pool::start(scope, workers) } else { None };
+            let pool = if workers > 0 { Pool::start(scope, workers) } else { None };
             assert_eq!(pool.is_some(), workers > 0);
             let sent = pool.clone();
             let mut s = CpuStream::new(file, 0, 0, file.len() as u64 - 4, &cfg).with_pool(pool);
