@@ -30,6 +30,23 @@ def capture_span(c: dict) -> str:
     return "n/a" if c["span_seconds"] is None else f"{c['span_seconds']:.3f} s"
 
 
+def lost_any(c: dict) -> bool:
+    """Whether analyze's capture facts show any events lost."""
+    return bool(c["lost_events"] or c.get("lost_gaps_uncounted") or c.get("kernel_overwritten"))
+
+
+def lost_detail(c: dict) -> str:
+    """What the counted lost events of analyze's capture facts leave out, if anything:
+    "; 32 more gaps of unknown size; the kernel counted 31,606 overwritten"."""
+    text = ""
+    gaps, kernel = c.get("lost_gaps_uncounted") or 0, c.get("kernel_overwritten") or 0
+    if gaps:
+        text += f"; {gaps:,} more gap{'s' if gaps > 1 else ''} of unknown size"
+    if kernel > c["lost_events"]:
+        text += f"; the kernel counted {kernel:,} overwritten"
+    return text
+
+
 def display_id(v) -> str:
     """An evidence cell: integers as the trace prints them (pid 3556, ts 1174483689309,
     not 3,556 and 1,174,483,689,309), floats with three decimals (milliseconds)."""

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 from advisor.analyze.replay_quote import quote_replays
+from advisor.display import lost_any, lost_detail
 from advisor.errors import TraceFormatError
 from advisor.kernel import KernelRelease, parse_release
 from advisor.rules import SEVERITY, Rule, analyze
 from advisor.store import blk_views
 from advisor.store_settings import UNKNOWN_TYPE_PREFIX
 from advisor.views import Views
-from advisor.views.coverage import cpu_coverage, silent_cpus
+from advisor.views.coverage import cpu_coverage, lost_facts, silent_cpus
 
 
 def capture_facts(con) -> dict:
@@ -17,14 +18,6 @@ def capture_facts(con) -> dict:
     info = dict(con.execute("SELECT key, value FROM trace_info").fetchall())
     events = con.execute("SELECT coalesce(sum(events), 0) FROM event_formats").fetchone()[0]
     blk = _blk_events(con)
-    # The same total as `advisor ingest` (IngestResult.lost_events): counts the kernel stored
-    # in ftrace page headers and blktrace sequence gaps, or a tracefs text header's
-    # overwritten entries when more. Other data_loss rows restate them (per-CPU overrun
-    # stats, marker pages) and are listed, not added.
-    lost = con.execute(
-        "SELECT greatest(coalesce(sum(count) FILTER (WHERE name = 'lost_events' OR name LIKE 'blk_lost_events%'), 0), "
-        "coalesce(sum(count) FILTER (WHERE name = 'overwritten_entries'), 0)) FROM parse_stats"
-    ).fetchone()[0]
     lost_by = con.execute(
         "SELECT name, cpu, count, description FROM parse_stats WHERE severity = 'data_loss' AND count > 0 ORDER BY name, cpu"
     ).fetchall()
@@ -48,7 +41,8 @@ def capture_facts(con) -> dict:
         "ts_unit": unit,
         "span_seconds": (int(last) - int(first)) / 1e9 if first and last and unit == "ns" else None,
         "span_ticks": int(last) - int(first) if first and last and unit != "ns" else None,
-        "lost_events": int(lost),
+        # lost_events, lost_gaps_uncounted, kernel_overwritten (advisor.views.coverage.lost_facts)
+        **lost_facts(con),
         # CPUs whose overwritten buffer begins after the capture does (advisor.views.coverage).
         "cpu_coverage": coverage.as_dict() if coverage else None,
         # CPUs without a single event: idle, offline, or left out of the capture.
@@ -98,8 +92,8 @@ def diagnose(con, rules: list[Rule], kernel: KernelRelease | None, label: str, r
         d = f.as_dict()
         if blk_only and f.rule.blktrace:
             d["message"] += f" {f.rule.blktrace}"
-        if capture["lost_events"] and d["verdict"] != "not-applicable":
-            d["message"] += (f" The capture lost {capture['lost_events']:,} events (the kernel's buffers overflowed): these "
+        if lost_any(capture) and d["verdict"] != "not-applicable":
+            d["message"] += (f" The capture lost {capture['lost_events']:,} events (the kernel's buffers overflowed{lost_detail(capture)}): these "
                              "metrics count only what was recorded, so counts are low and a percentile covers part of the run.")
         doc["findings"].append(d)
     quote_replays(con, label, doc, rules, replayed)

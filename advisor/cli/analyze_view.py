@@ -6,7 +6,7 @@ from rich.console import Group
 from rich.table import Table
 from rich.text import Text
 
-from advisor.display import capture_span, display_value, named_columns
+from advisor.display import capture_span, display_value, lost_any, lost_detail, named_columns
 from advisor.cli.console import more_rows, out, section, table, terminal
 from advisor.rules import SEVERITY
 from advisor.views.coverage import describe as coverage_text, describe_silent
@@ -36,8 +36,8 @@ def _header(doc: dict):
     t.add_row("capture", f"{c['format'] or 'blktrace'}, clock {c['clock'] or 'n/a'}, {c['events']:,} events, {c['blk_events']:,} blktrace records")
     span = capture_span(c)
     t.add_row("time span", Text(span, style="bold red") if c.get("span_ticks") is not None else span)
-    lost = Text(f"{c['lost_events']:,} lost events", style="bold red" if c["lost_events"] else "green")
-    if c["lost_events"]:
+    lost = Text(f"{c['lost_events']:,} lost events{lost_detail(c)}", style="bold red" if lost_any(c) else "green")
+    if lost_any(c):
         lost.append("  metrics undercount what happened; re-capture with larger buffers (advisor capture)")
     t.add_row("quality", lost)
     if c.get("cpu_coverage"):

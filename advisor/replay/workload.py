@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from advisor.display import lost_any, lost_detail
 from advisor.replay import btrfs_log, btrfs_returns, folios, redirty, sync_fs
 from advisor.replay import device as devices
 from advisor.replay.device import Device
@@ -20,7 +21,7 @@ from advisor.replay.device_inodes import fit_from_inodes
 from advisor.replay.distinct import distinct
 from advisor.replay.drain import flusher_cpu_per_inode, merged
 from advisor.views import Views, attach, filesystem_pages, filesystem_requests
-from advisor.views.coverage import cpu_coverage
+from advisor.views.coverage import cpu_coverage, lost_facts
 
 # The operations a replay uses: kind → domain view.
 OPS_VIEWS = {"sync": "sync_ops", "fsync": "fsync_ops", "sync_file_range": "sync_file_range_ops", "snapshot": "snapshot_ops",
@@ -351,6 +352,7 @@ def _from_store(con, source: str, device_override: Device | None, views: Views, 
     w.filesystems = frozenset(fs for fs in FILESYSTEMS if fs in views.filesystems.shown)
     _ops(con, views, w)
     _coverage(con, w)  # before the log commits: their returns are inferred where every CPU's events are there
+    _lost(con, w)
     _inode_writeback(con, views, w)
     if dev is None:
         w.assumptions.insert(at, _device_from_inodes(views, w))
@@ -381,6 +383,15 @@ def _coverage(con, w: Workload) -> None:
     w.assumptions.append(f"a partial workload at first: {c.describe()}. The replay runs on the events recorded; "
                          f"operations before +{(c.complete_from_ts - c.first_ts) / 1e9:.3f} s may have had writes, "
                          "requests and completions on those CPUs that it does not see")
+
+
+def _lost(con, w: Workload) -> None:
+    """Say that events the kernel dropped are missing from the workload (the dirtying,
+    requests and calls among them are not replayed)."""
+    lost = lost_facts(con)
+    if lost_any(lost):
+        w.assumptions.append(f"the capture lost events ({lost['lost_events']:,} lost{lost_detail(lost)}): "
+                             "the dirtying, requests and calls among them are missing from the workload replayed")
 
 
 def _folio_bytes(con, views: Views, w: Workload) -> None:

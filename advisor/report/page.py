@@ -16,7 +16,7 @@ import hashlib
 import html
 from importlib import resources
 
-from advisor.display import ID_COLUMNS, capture_span, display_id, display_value, named_columns
+from advisor.display import ID_COLUMNS, capture_span, display_id, display_value, lost_any, lost_detail, named_columns
 from advisor.report.charts import Chart
 from advisor.rules import SEVERITY
 from advisor.views.coverage import describe as coverage_text, describe_silent
@@ -98,7 +98,7 @@ def capture_section(label: str, doc: dict, version: str) -> str:
         ("capture", f"{c['format'] or 'blktrace'}, clock {c['clock'] or 'n/a'}"),
         ("events", f"{c['events']:,} events, {c['blk_events']:,} blktrace records"),
         ("time span", capture_span(c)),
-        ("lost events", f"{c['lost_events']:,}" + (" — metrics undercount what happened" if c["lost_events"] else "")),
+        ("lost events", f"{c['lost_events']:,}{lost_detail(c)}" + (" — metrics undercount what happened" if lost_any(c) else "")),
     ]
     if c.get("cpu_coverage"):
         rows.append(("coverage", coverage_text(c["cpu_coverage"], c.get("ts_unit", "ns"))))

@@ -141,10 +141,15 @@ def run_rule(con, rule: Rule, release: KernelRelease | None, views: Views | None
                 unmeasured.pop(name, None)
         for name in measured:
             unmeasured.pop(name, None)
-    signature = check(rule, rule.signature, metrics, set(unmeasured))
-    signature += [c for c in check(rule, rule.signature_when_measured, metrics, set(unmeasured)) if c.holds is not None]
-    pattern = check(rule, rule.pattern, metrics, set(unmeasured))
-    code_path = check(rule, rule.code_path, metrics, set(unmeasured))
+    unknown = set(unmeasured)
+    if _unresolved(rule, metrics):
+        # A call whose return the capture lost: its duration and what ran during it are
+        # unknown, not absent (a sync(2) that ran 2 s while another CPU dropped events).
+        unknown |= {name for name, value in metrics.items() if value is None}
+    signature = check(rule, rule.signature, metrics, unknown)
+    signature += [c for c in check(rule, rule.signature_when_measured, metrics, unknown) if c.holds is not None]
+    pattern = check(rule, rule.pattern, metrics, unknown)
+    code_path = check(rule, rule.code_path, metrics, unknown)
     lacks_fix = False
     if all_hold(code_path) and status.status != "affected":
         lacks_fix = status.status == "fixed"
@@ -275,6 +280,10 @@ _UNMEASURED = "\0n/a\0"
 _UNIT_AFTER_UNMEASURED = re.compile("\0n/a\0(?: ms\\b| s\\b| bytes\\b|x\\b)?")
 
 
+def _unresolved(rule: Rule, metrics: dict) -> bool:
+    return bool(rule.unresolved) and all_hold(check(rule, rule.unresolved, metrics)) is True
+
+
 def _message(rule: Rule, f: Finding, release) -> str:
     if f.verdict == "not-applicable":
         return (f"This problem is specific to {' and '.join(rule.filesystems)}; the capture shows {f.filesystems}, "
@@ -285,6 +294,10 @@ def _message(rule: Rule, f: Finding, release) -> str:
     values["kernel_reason"] = f.kernel.reason.rstrip(".") + "."
     values["upgrade_to"] = " or ".join(f.kernel.upgrade_to) or "n/a"
     text = _body(rule, f, values)
+    if f.metrics.get("still_running") and "still-running" in rule.messages:
+        text += " " + _format(rule, "still-running", values)
+    if _unresolved(rule, f.metrics) and "unresolved" in rule.messages:
+        text += " " + _format(rule, "unresolved", values)
     if f.unmeasured:
         names = ", ".join(u["metric"] for u in f.unmeasured)
         unmet = list(dict.fromkeys(e for u in f.unmeasured for e in u["record"]))

@@ -17,6 +17,7 @@ from advisor import problems
 from advisor.errors import UsageError
 from advisor.kernel import AffectedRange, StableFix, VendorFix, upstream
 from advisor.rules.model import (
+    ADDED_MESSAGES,
     OPERATORS,
     QUERY_CLOCKS,
     VERDICTS,
@@ -138,6 +139,7 @@ class _Reader:
             signature_when_measured=self.conditions(verdict, "signature_when_measured", thresholds, metrics, optional=True),
             code_path=self.conditions(verdict, "code_path", thresholds, metrics, optional=True),
             code_path_text=self.code_path_text(verdict),
+            unresolved=self.conditions(verdict, "unresolved", thresholds, metrics, optional=True),
             messages=self.messages(),
             upgrade=self.get(rec, "upgrade", str, "recommendation"),
             settings=tuple(
@@ -245,8 +247,10 @@ class _Reader:
     def messages(self) -> dict[str, str]:
         msgs = self.get(self.doc, "messages", dict, "top")
         for verdict in msgs:
-            # "not-exercised": optional wording of not-affected when the workload pattern is absent.
-            if verdict not in VERDICTS and verdict != "not-exercised":
+            # Optional: "not-exercised", the wording of not-affected when the workload pattern
+            # is absent; "unresolved", said when the verdict's unresolved conditions hold;
+            # "still-running", said when the metric still_running is 1.
+            if verdict not in VERDICTS and verdict not in ADDED_MESSAGES:
                 self.fail("messages", f"{verdict!r} is not a verdict ({', '.join(VERDICTS)})")
         for verdict in ("affected", "at-risk", "not-affected", "signature-without-known-bug"):
             if verdict not in msgs:

@@ -11,6 +11,8 @@ from dataclasses import dataclass, field
 from advisor.kernel import AffectedRange
 
 VERDICTS = ("affected", "at-risk", "signature-without-known-bug", "insufficient-data", "not-affected", "not-applicable")
+# Messages a rule may add to its verdicts' (advisor.rules.loader checks their names).
+ADDED_MESSAGES = ("not-exercised", "unresolved", "still-running")
 # Severity order for --fail-on: a finding "reaches" a level when it is at or above it.
 SEVERITY = {"affected": 4, "at-risk": 3, "signature-without-known-bug": 2, "insufficient-data": 1, "not-affected": 0,
             "not-applicable": 0}
@@ -133,6 +135,10 @@ class Rule:
     # have the fix but does not (a revert, a local patch, a backport that missed it)
     code_path: tuple[Condition, ...] = ()
     code_path_text: str = ""
+    # conditions that, where all hold, say the capture has a call whose end it cannot show
+    # (its return lost with events the kernel dropped): a metric of that call measured as
+    # NULL is then unknown, not absent, and the finding says why
+    unresolved: tuple[Condition, ...] = ()
 
     def threshold_value(self, ref: float | str) -> float:
         return self.thresholds[ref].value if isinstance(ref, str) else float(ref)

@@ -19,6 +19,8 @@ one fails, and is unknown otherwise. The pattern counts as held when the signatu
 
 A rule's code_path conditions, where all hold, make the kernel affected before this
 table is read (advisor.rules.engine): the capture shows the code before the fix running.
+Where its unresolved conditions hold (a call whose return was lost with dropped events),
+a metric measured as NULL is unknown rather than failing.
 """
 
 from __future__ import annotations

@@ -9,6 +9,8 @@ num(value): the number of a field that text captures print with its name, 3(FLUS
 kstr(value): the constant string a pointer field points at (trace.dat's printk formats).
 ksym(value), ksymoff(value): the kernel symbol a pointer field names (trace.dat's kallsyms).
 stalled_writes(): the writes during which their task waited on page writeback (a table).
+calls_seen(view), longest_call(view): a syscall view's calls, those still running when the
+  capture ended counted to its end (tables).
 `__print_symbolic(REC->reason, {0, "background"}, {1, "vmscan"}, {2, "sync"}, ...)` in a
 print_fmt: the names trace-cmd prints for an enum field. Numbers differ between kernels
 (btrfs_flush_space's FLUSH_DELALLOC is 5 in 5.10 and in 6.18, ALLOC_CHUNK moved from 7 to
@@ -18,6 +20,7 @@ print_fmt: the names trace-cmd prints for an enum field. Numbers differ between 
 from __future__ import annotations
 
 from advisor.kernel.print_fmt import ValueNames, value_names
+from advisor.store.ddl import has_table
 
 #: What each helper gives, for docs/data-contract.md.
 HELPERS = (
@@ -49,6 +52,14 @@ HELPERS = (
      "the same for %pS: the symbol and the offset into it (`ksymoff(caller_ip)` of xfs_ilock = "
      "`xfs_ilock_data_map_shared+0x19`)"),
     ("page_bytes()", "the capture's page size in bytes (4096 when it does not record one)"),
+    ("calls_seen(view)",
+     "every call of a syscall view (`calls_seen('sync_ops')`) with three more columns: `running` (seen to enter, "
+     "not to return, no event lost after it began and no later call of its task: still running when the capture "
+     "ended), `unresolved` (not returned, and the kernel dropped events after it began: its return may be among "
+     "them) and `until_ts` (its return; for a running call the capture's last event, which it outlasted; else NULL)"),
+    ("longest_call(view)",
+     "the call of calls_seen(view) with the longest until_ts - start_ts: a sync(2) still running when the capture "
+     "ended counts with the time it had run by then"),
     ("stalled_writes()",
      "the write syscalls (`write_ops`, complete) during which their task waited on page writeback (`page_waits`): "
      "pid, start_ts, end_ts, dur_ns, waits (how many), bdi and ino (of one of the waits); a table: "
@@ -118,9 +129,34 @@ def create(con) -> None:
     )
 
 
+# A call seen to enter and not to return (end_ts NULL) is one of three:
+#   running:    still running when the capture ended: no event was lost after it began and
+#               its task entered no later call of the view (a task is in one syscall at a
+#               time). It ran at least until the capture's last event: the usual capture of
+#               a stall, `trace-cmd record` stopped while sync(2) still hung.
+#   unresolved: the kernel dropped events after it began (lost_events), so its return may
+#               be among them, and an exit recorded later may be another call's.
+#   neither:    its task entered a later call first; the return was never recorded.
+_CALLS_SEEN = """
+WITH c AS (SELECT q.*, NOT q.complete AND {lost} AS unresolved FROM query_table(v) q),
+r AS (SELECT c.*, NOT c.complete AND NOT c.unresolved
+             AND NOT EXISTS (SELECT 1 FROM query_table(v) o WHERE o.pid = c.pid AND o.start_ts > c.start_ts) AS running
+      FROM c)
+SELECT r.*, CASE WHEN r.complete THEN r.end_ts WHEN r.running THEN {end} END AS until_ts FROM r"""
+
+
 def create_over_views(con) -> None:
     """The helpers that read domain views (a table macro binds its tables when created)."""
     con.execute(f"CREATE OR REPLACE TEMP MACRO stalled_writes() AS TABLE {_STALLED_WRITES}")
+    # A marker's ts is the first event after its gap on its CPU; one without a time
+    # could be anywhere.
+    lost = ("EXISTS (SELECT 1 FROM lost_events m WHERE m.ts IS NULL OR m.ts > q.start_ts)"
+            if has_table(con, "lost_events", "main") else "false")
+    end = ("(SELECT max(TRY_CAST(value AS BIGINT)) FROM trace_info WHERE key = 'last_ts')"
+           if has_table(con, "trace_info", "main") else "NULL::BIGINT")
+    con.execute(f"CREATE OR REPLACE TEMP MACRO calls_seen(v) AS TABLE {_CALLS_SEEN.format(lost=lost, end=end)}")
+    con.execute("CREATE OR REPLACE TEMP MACRO longest_call(v) AS TABLE "
+                "SELECT * FROM calls_seen(v) WHERE until_ts IS NOT NULL ORDER BY until_ts - start_ts DESC, start_ts LIMIT 1")
 
 
 def _value_names(con) -> dict[tuple[str, str], ValueNames]:

@@ -181,6 +181,12 @@ def epoch_pair(path):
     return round((b - a) / 1e9, 6)
 
 
+def m_sync_epoch(name):
+    """Capture 46: the sync's start and end from outside the trace (date +%s.%N)."""
+    t0, t1 = (MEAS / f"{name}.sync-epoch.txt").read_text().split()
+    return {"sync_wall_seconds": epoch_pair(MEAS / f"{name}.sync-epoch.txt"), "sync_epoch_start": t0, "sync_epoch_end": t1}
+
+
 def m_snapshot(name):
     _, w = fio_job(MEAS / f"{name}.fio.json", "write")
     # written by capture/snapshot-ioctl: CLOCK_MONOTONIC/CLOCK_REALTIME read around the ioctl
@@ -360,6 +366,8 @@ SCRIPTS = {
     "raw-and-named-syscalls-ext4-v7-zstd.dat": "BOTH=1 capture/35-raw-syscalls-ext4.sh",
     "fsync-fua-btrfs-v7-zstd.dat": "capture/36-fsync-fua-btrfs.sh (host) + capture/36-fsync-fua-btrfs.vm.sh (in the VM)",
     "stacktrace-ext4-v7-zstd.dat": "capture/45-stacktrace-ext4.sh",
+    "sync-running-xfs-v7-zstd.dat": "VARIANT=running capture/46-sync-unfinished-xfs.sh",
+    "sync-lost-xfs-v7-zstd.dat": "VARIANT=lost capture/46-sync-unfinished-xfs.sh",
 }
 # captures made in shared/lab/vm-run's VM (Debian 6.1), or later on another host kernel:
 # their uname is their own
@@ -376,7 +384,9 @@ VM_UNAME = {"fsync-reclaim-btrfs-v7-zstd.dat": "fsync-reclaim-btrfs-v7-zstd.unam
             "raw-syscalls-ext4-v7-zstd.dat": "raw-syscalls-ext4-v7-zstd.uname.txt",
             "raw-and-named-syscalls-ext4-v7-zstd.dat": "raw-and-named-syscalls-ext4-v7-zstd.uname.txt",
             "fsync-fua-btrfs-v7-zstd.dat": "fsync-fua-btrfs-v7-zstd.uname.txt",
-            "stacktrace-ext4-v7-zstd.dat": "stacktrace-ext4-v7-zstd.uname.txt"}
+            "stacktrace-ext4-v7-zstd.dat": "stacktrace-ext4-v7-zstd.uname.txt",
+            "sync-running-xfs-v7-zstd.dat": "sync-running-xfs-v7-zstd.uname.txt",
+            "sync-lost-xfs-v7-zstd.dat": "sync-lost-xfs-v7-zstd.uname.txt"}
 
 W_FIO = "ext4 on 2 GiB loop (direct-io); fio psync 4k randwrite over a 256 MiB file, fsync every 32 writes, 8000 IOPS cap, 5 s"
 W_SNAP = ("btrfs on 4 GiB loop; fio seq buffered 4k writer (libaio qd32, 16 MB/s) in subvolume; after 2 s "
@@ -494,6 +504,17 @@ FILES = [
      "trace-cmd record -T (a kernel stack after every event) -e syscalls:sys_enter_fsync -e syscalls:sys_exit_fsync "
      "-e writeback:writeback_dirty_folio -e writeback:writeback_single_inode -e block:block_rq_issue (the whole machine); "
      "ext4 on 1 GiB loop; 40 x dd 64 KiB with fsync", None, "stacktrace-ext4-v7-zstd", None),
+    ("sync-running-xfs-v7-zstd.dat", "trace.dat",
+     "trace-cmd record -b 20000 -C mono -e writeback -e block -e syscalls:sys_{enter,exit}_{sync,syncfs,fsync,fdatasync} "
+     "(the whole machine); xfs on 2 GiB loop (direct-io, writes capped at 24 MiB/s); a line appended to a file every "
+     "50 ms throughout; dd 96 MB (1 MiB blocks), then `sync &` and the recording stopped 2 s later, while the sync "
+     "still ran (its end measured outside the trace)", None, "sync-running-xfs-v7-zstd", m_sync_epoch),
+    ("sync-lost-xfs-v7-zstd.dat", "trace.dat",
+     "trace-cmd record -b 16 (16 KiB per CPU) -C mono -e writeback -e block "
+     "-e syscalls:sys_{enter,exit}_{sync,syncfs,fsync,fdatasync} (the whole machine); xfs on 2 GiB loop (direct-io, "
+     "writes capped at 24 MiB/s); dd 96 MB (1 MiB blocks), fs_mark creating 20,000 files of 4 KiB (-S 0) and after "
+     "0.3 s `sync`, timed outside the trace; the kernel overwrote events while the sync ran",
+     None, "sync-lost-xfs-v7-zstd", m_sync_epoch),
 ]
 
 
