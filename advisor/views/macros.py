@@ -53,10 +53,12 @@ HELPERS = (
      "`xfs_ilock_data_map_shared+0x19`)"),
     ("page_bytes()", "the capture's page size in bytes (4096 when it does not record one)"),
     ("calls_seen(view)",
-     "every call of a syscall view (`calls_seen('sync_ops')`) with three more columns: `running` (seen to enter, "
+     "every call of a syscall view (`calls_seen('sync_ops')`) with four more columns: `running` (seen to enter, "
      "not to return, no event lost after it began and no later call of its task: still running when the capture "
      "ended), `unresolved` (not returned, and the kernel dropped events after it began: its return may be among "
-     "them) and `until_ts` (its return; for a running call the capture's last event, which it outlasted; else NULL)"),
+     "them), `until_ts` (its return; for a running call the capture's last event, which it outlasted; else NULL) "
+     "and `ended`, the three in words ('returned', 'still running at the capture's end', 'return lost with dropped "
+     "events', 'return not recorded')"),
     ("longest_call(view)",
      "the call of calls_seen(view) with the longest until_ts - start_ts: a sync(2) still running when the capture "
      "ended counts with the time it had run by then"),
@@ -142,7 +144,10 @@ WITH c AS (SELECT q.*, NOT q.complete AND {lost} AS unresolved FROM query_table(
 r AS (SELECT c.*, NOT c.complete AND NOT c.unresolved
              AND NOT EXISTS (SELECT 1 FROM query_table(v) o WHERE o.pid = c.pid AND o.start_ts > c.start_ts) AS running
       FROM c)
-SELECT r.*, CASE WHEN r.complete THEN r.end_ts WHEN r.running THEN {end} END AS until_ts FROM r"""
+SELECT r.*, CASE WHEN r.complete THEN r.end_ts WHEN r.running THEN {end} END AS until_ts,
+       CASE WHEN r.complete THEN 'returned' WHEN r.running THEN 'still running at the capture''s end'
+            WHEN r.unresolved THEN 'return lost with dropped events' ELSE 'return not recorded' END AS ended
+FROM r"""
 
 
 def create_over_views(con) -> None:
